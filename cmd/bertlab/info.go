@@ -1,0 +1,153 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/tokenizer"
+)
+
+func init() {
+	commands["info"] = command{"show a model's config, parameter count, dtype and size", runInfo}
+	commands["init"] = command{"create a randomly initialised model folder of any preset", runInit}
+}
+
+func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	model := fs.String("model", defaultModel(), "model folder (HF layout)")
+	preset := fs.String("preset", "", "describe a preset instead of a folder: "+strings.Join(bert.PresetNames(), ", "))
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("unexpected argument %q", oneLine(pos[0]))
+	}
+	if *preset != "" {
+		c, err := bert.Preset(*preset)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		fmt.Fprintf(stdout, "preset      %s (BertForPreTraining, vocab %d, %d positions, %d types)\n", strings.ToLower(*preset), c.VocabSize, c.MaxPositionEmbeddings, c.TypeVocabSize)
+		printConfig(stdout, c)
+		n := c.ParamCount(bert.AllHeads)
+		fmt.Fprintf(stdout, "parameters  %s (BertModel without pooler %s)\n", commas(n), commas(c.ParamCount(bert.Heads{})))
+		fmt.Fprintf(stdout, "size         %s as F32, %s as F16\n", bytesHuman(4*n), bytesHuman(2*n))
+		return nil
+	}
+	f, err := loadModel(*model)
+	if err != nil {
+		return err
+	}
+	m := f.Model
+	fmt.Fprintf(stdout, "model       %s\n", f.Dir)
+	printConfig(stdout, m.Config)
+	heads := m.HeadNames()
+	fmt.Fprintf(stdout, "heads       %s\n", orNone(strings.Join(heads, ", ")))
+	fmt.Fprintf(stdout, "parameters  %s\n", commas(m.NumParams()))
+	size := int64(0)
+	if st, err := os.Stat(filepath.Join(f.Dir, checkpoint.WeightsFile)); err == nil {
+		size = st.Size()
+	}
+	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", checkpoint.WeightsFile, f.Report.DType, bytesHuman(size))
+	if f.Tokenizer != nil {
+		tc := f.Tokenizer.Config()
+		fmt.Fprintf(stdout, "tokenizer   %d tokens, lowercase %v\n", f.Tokenizer.Vocab().Len(), tc.DoLowerCase)
+	} else {
+		fmt.Fprintf(stdout, "tokenizer   none (no vocab.txt)\n")
+	}
+	for _, n := range f.Report.Notes {
+		fmt.Fprintf(stdout, "note        %s\n", n)
+	}
+	if len(f.Report.Ignored) > 0 {
+		fmt.Fprintf(stdout, "ignored     %d tensors the model does not use: %s\n", len(f.Report.Ignored), strings.Join(f.Report.Ignored, ", "))
+	}
+	return nil
+}
+
+func printConfig(w io.Writer, c bert.Config) {
+	fmt.Fprintf(w, "config      %d layers, hidden %d, %d heads, intermediate %d, vocab %d, %d positions, act %s, eps %g\n",
+		c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize, c.VocabSize, c.MaxPositionEmbeddings, c.HiddenAct, c.LayerNormEps)
+}
+
+func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	preset := fs.String("preset", "tiny", "size: "+strings.Join(bert.PresetNames(), ", "))
+	out := fs.String("out", "", "folder to create")
+	vocab := fs.String("vocab", "", "folder with vocab.txt (and tokenizer_config.json) to use; sets vocab_size")
+	seed := fs.Uint64("seed", 0, "random seed")
+	dtype := fs.String("dtype", "F32", "storage dtype: F32, F16 or BF16")
+	maxPos := fs.Int("max-positions", 0, "max_position_embeddings (0: the preset's 512)")
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || *out == "" {
+		return usageErr("bertlab init --preset NAME --out DIR [--vocab DIR] [--seed N] [--dtype F16]")
+	}
+	c, err := bert.Preset(*preset)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if *maxPos > 0 {
+		c.MaxPositionEmbeddings = *maxPos
+	}
+	var tok *tokenizer.Tokenizer
+	if *vocab != "" {
+		if tok, err = tokenizer.LoadDir(*vocab); err != nil {
+			return err
+		}
+		c.VocabSize = tok.Vocab().Len()
+		c.PadTokenID = tok.PadID()
+	}
+	dt := checkpoint.DType(strings.ToUpper(*dtype))
+	if dt != checkpoint.F32 && dt != checkpoint.F16 && dt != checkpoint.BF16 {
+		return usageErr("--dtype %q: want F32, F16 or BF16", *dtype)
+	}
+	m, err := bert.NewRandom(c, bert.AllHeads, *seed)
+	if err != nil {
+		return err
+	}
+	if err := checkpoint.SaveFolder(*out, m, tok, checkpoint.SaveOptions{DType: dt}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote a random %s model (%s parameters, %s) to %s\n", strings.ToLower(*preset), commas(m.NumParams()), dt, *out)
+	return nil
+}
+
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func bytesHuman(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/internal/approx"
+)
+
+const fixture = "../../core/bert/testdata/bert-tiny-random"
+
+// bertlab runs the command in-process and returns stdout, stderr and the exit status.
+func bertlab(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestDumpMatchesFixture(t *testing.T) {
+	dir := t.TempDir()
+	outPath := filepath.Join(dir, "out.safetensors")
+	stdout, stderr, code := bertlab(t, "", "dump", "--model", fixture, "--inputs", filepath.Join(fixture, "inputs.json"), "--out", outPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Log(stdout)
+	got, err := checkpoint.Open(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	want, err := checkpoint.Open(filepath.Join(fixture, "outputs.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	if len(got.Names()) != len(want.Names()) {
+		t.Errorf("dump wrote %d tensors, fixture has %d: %v", len(got.Names()), len(want.Names()), got.Names())
+	}
+	for _, name := range want.Names() {
+		w, wshape, err := want.Float32(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, gshape, err := got.Float32(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !equalInts(gshape, wshape) {
+			t.Errorf("%s: shape %v, want %v", name, gshape, wshape)
+			continue
+		}
+		atol := 1e-5
+		if strings.Contains(name, "logits") || strings.Contains(name, "loss") {
+			atol = 1e-4
+		}
+		if err := approx.Check(name, g, w, atol, 1e-4); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestInfoPresetParameterCounts(t *testing.T) {
+	// HF BertForPreTraining(BertConfig(...)).num_parameters() for the uncased vocabulary.
+	tests := []struct{ preset, want string }{
+		{"base", "110,106,428"},
+		{"large", "336,226,108"},
+	}
+	for _, tc := range tests {
+		stdout, stderr, code := bertlab(t, "", "info", "--preset", tc.preset)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stdout, "parameters  "+tc.want) {
+			t.Errorf("info --preset %s:\n%s\nwant parameters %s", tc.preset, stdout, tc.want)
+		}
+	}
+}
+
+func TestFillMaskJSON(t *testing.T) {
+	// The fixture model's vocabulary is random words, so only the shape of the answer is checked
+	// here; the numbers are those of Forward, checked against the fixtures in core/bert.
+	stdout, stderr, code := bertlab(t, "", "fill-mask", "--model", fixture, "--json", "--top-k", "3", "no [MASK] happiness [MASK] sound")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Masks []struct {
+			Position    int `json:"position"`
+			Predictions []struct {
+				Token string  `json:"token"`
+				ID    int     `json:"id"`
+				Score float64 `json:"score"`
+			} `json:"predictions"`
+		} `json:"masks"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(res.Masks) != 2 || res.Masks[0].Position != 2 || res.Masks[1].Position != 4 {
+		t.Fatalf("masks: %+v", res.Masks)
+	}
+	for _, m := range res.Masks {
+		if len(m.Predictions) != 3 {
+			t.Fatalf("want 3 predictions, got %d", len(m.Predictions))
+		}
+		for i := 1; i < len(m.Predictions); i++ {
+			if m.Predictions[i].Score > m.Predictions[i-1].Score {
+				t.Errorf("predictions not sorted: %+v", m.Predictions)
+			}
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no mask", []string{"fill-mask", "--model", fixture, "a sentence without a mask"}, 1, "no [MASK]"},
+		{"no text", []string{"fill-mask", "--model", fixture}, 2, "give the text"},
+		{"missing folder", []string{"fill-mask", "--model", "does-not-exist", "a [MASK]"}, 1, "does-not-exist"},
+		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
+		{"bad preset", []string{"info", "--preset", "huge"}, 2, "unknown preset"},
+		{"bad flag", []string{"info", "--nope"}, 2, "nope"},
+		{"grads not yet", []string{"dump", "--model", fixture, "--inputs", filepath.Join(fixture, "inputs.json"), "--out", "x", "--grads", "g"}, 1, "backward"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := bertlab(t, "", tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/bertlab/bertlab/core/checkpoint"
+)
+
+// defaultModel is the model folder used when --model is not given: $BERTLAB_MODEL, else the
+// built-in model under assets/models when run from the repository.
+func defaultModel() string {
+	if m := os.Getenv("BERTLAB_MODEL"); m != "" {
+		return m
+	}
+	matches, _ := filepath.Glob(filepath.Join("assets", "models", "*", checkpoint.ConfigFile))
+	if len(matches) > 0 {
+		return filepath.Dir(matches[0])
+	}
+	return ""
+}
+
+func loadModel(dir string) (*checkpoint.Folder, error) {
+	if dir == "" {
+		return nil, usageErr("no model folder: pass --model DIR (a folder with config.json, model.safetensors, vocab.txt)")
+	}
+	return checkpoint.LoadFolder(dir)
+}

@@ -1,0 +1,32 @@
+package bert
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// activation returns the in-place function for a HF hidden_act name. "gelu" is the exact erf
+// form; the tanh approximation is "gelu_new" (and its aliases), never silently substituted.
+func activation(name string) (func([]float32), error) {
+	switch name {
+	case "gelu", "gelu_python":
+		return tensor.GELU, nil
+	case "gelu_new", "gelu_pytorch_tanh", "gelu_fast":
+		return tensor.GELUTanh, nil
+	case "relu":
+		return tensor.ReLU, nil
+	case "tanh":
+		return tensor.Tanh, nil
+	case "silu", "swish":
+		return silu, nil
+	}
+	return nil, fmt.Errorf("hidden_act %q is not supported (gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, tanh)", name)
+}
+
+func silu(x []float32) {
+	for i, v := range x {
+		x[i] = float32(float64(v) / (1 + math.Exp(-float64(v))))
+	}
+}

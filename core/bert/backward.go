@@ -1,0 +1,231 @@
+package bert
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// Backward propagates the gradient of a loss with respect to the encoder's outputs through
+// the pass that a recorded (ForwardTrain), adding the gradient of every parameter it reaches
+// to g. dHidden [B, S, H] is d loss / d last_hidden_state and dPooled [B, H] is
+// d loss / d pooler_output; either may be nil (no gradient from there). A task head calls it
+// after its own backward: token classification and span heads give dHidden, sequence
+// classification dPooled. The model's weights must be those of the forward pass.
+//
+// As in HF's nn.Embedding(padding_idx=pad_token_id), the word-embedding row of the padding id
+// gets no gradient from the lookup, wherever that id appears.
+func (m *Model) Backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Grads) error {
+	if err := m.checkActivations(a); err != nil {
+		return err
+	}
+	if err := g.check(m); err != nil {
+		return err
+	}
+	B, S, H, I := a.pass.B, a.pass.S, m.Config.HiddenSize, m.Config.IntermediateSize
+	if dHidden != nil && dHidden.Len() != B*S*H {
+		return fmt.Errorf("backward: d hidden has shape %s, want [%d,%d,%d]", tensor.ShapeString(dHidden.Shape), B, S, H)
+	}
+	if dPooled != nil {
+		if m.Pooler == nil || a.Pooled == nil {
+			return fmt.Errorf("backward: d pooled given, but the model has no pooler")
+		}
+		if dPooled.Len() != B*H {
+			return fmt.Errorf("backward: d pooled has shape %s, want [%d,%d]", tensor.ShapeString(dPooled.Shape), B, H)
+		}
+	}
+	actB, err := activationBackward(m.Config.HiddenAct)
+	if err != nil {
+		return err
+	}
+	n := B * S * H
+	ws := &workspace{
+		dy: make([]float32, n), dx: make([]float32, n), t1: make([]float32, n), t2: make([]float32, n),
+		dq: make([]float32, n), dk: make([]float32, n), dv: make([]float32, n), dg: make([]float32, B*S*I),
+	}
+	if dHidden != nil {
+		copy(ws.dy, dHidden.Data)
+	}
+	if dPooled != nil {
+		m.poolerBackward(a, dPooled.Data, ws.dy, g.g)
+	}
+	for l := len(m.Layers) - 1; l >= 0; l-- {
+		m.layerBackward(l, a, ws, actB, g.g)
+		ws.dy, ws.dx = ws.dx, ws.dy
+	}
+	m.embedBackward(a, ws.dy, ws.t1, g.g)
+	return nil
+}
+
+// workspace holds the gradient buffers of one Backward, reused by every layer.
+type workspace struct {
+	dy, dx     []float32 // d block output (read), d block input (written): [B*S*H]
+	t1, t2     []float32 // scratch [B*S*H]
+	dq, dk, dv []float32 // d projections [B*S*H]
+	dg         []float32 // d intermediate [B*S*I]
+}
+
+// poolerBackward adds the gradient of the pooler (tanh(dense(h[:, 0]))) to g and its
+// d h[:, 0] to dh [B, S, H], given dPooled [B, H].
+func (m *Model) poolerBackward(a *Activations, dPooled, dh []float32, g *Model) {
+	B, S, H := a.pass.B, a.pass.S, m.Config.HiddenSize
+	dz := make([]float32, B*H)
+	tensor.TanhBackward(dz, dPooled, a.Pooled.Data)
+	// The first tokens are rows b·S of the hidden states: stride S·H, no copy.
+	tensor.Gemm(true, false, H, H, B, 1, dz, H, a.Hidden.Data, S*H, 1, g.Pooler.W.Data, H)
+	tensor.SumRows(g.Pooler.B.Data, dz, H)
+	tensor.Gemm(false, false, B, H, H, 1, dz, H, m.Pooler.W.Data, H, 1, dh, S*H)
+}
+
+// layerBackward is the backward of layer: from ws.dy (d output of block l) it writes ws.dx
+// (d input) and adds the block's parameter gradients to g.
+func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBackward, g *Model) {
+	c := m.Config
+	B, S := a.pass.B, a.pass.S
+	H, A, I := c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize
+	d := H / A
+	rows := B * S
+	L, G, la := &m.Layers[l], &g.Layers[l], &a.layers[l]
+	drop := a.pass.drop
+
+	// out = LayerNorm(attnOut + dropout(dense(inter))).
+	dsum := ws.t1
+	tensor.LayerNormBackward(dsum, G.OutLN.W.Data, G.OutLN.B.Data, ws.dy, la.sum2.Data, L.OutLN.W.Data, la.mean2, la.rstd2, H)
+	da := ws.t2 // d attnOut: the residual branch, then the feed-forward branch added
+	copy(da, dsum)
+	if la.keep2 != nil {
+		DropoutBackward(dsum, la.keep2, drop.hidden)
+	}
+	tensor.LinearBackward(ws.dg, G.Out.W.Data, G.Out.B.Data, dsum, la.inter.Data, L.Out.W.Data, rows, I, H, 0)
+	tensor.ParallelFor(rows, func(lo, hi int) {
+		r := ws.dg[lo*I : hi*I]
+		actB(r, r, la.pre.Data[lo*I:hi*I], la.inter.Data[lo*I:hi*I])
+	})
+	tensor.LinearBackward(da, G.Inter.W.Data, G.Inter.B.Data, ws.dg, la.attnOut.Data, L.Inter.W.Data, rows, H, I, 1)
+
+	// attnOut = LayerNorm(x + dropout(dense(ctx))).
+	tensor.LayerNormBackward(dsum, G.AttnLN.W.Data, G.AttnLN.B.Data, da, la.sum1.Data, L.AttnLN.W.Data, la.mean1, la.rstd1, H)
+	copy(ws.dx, dsum) // the residual branch of d x
+	if la.keep1 != nil {
+		DropoutBackward(dsum, la.keep1, drop.hidden)
+	}
+	dctx := ws.t2
+	tensor.LinearBackward(dctx, G.AttnOut.W.Data, G.AttnOut.B.Data, dsum, la.ctx.Data, L.AttnOut.W.Data, rows, H, H, 0)
+
+	// ctx_h = dropout(softmax(scale·Q_h K_hᵀ + mask)) · V_h, one (sequence, head) pair at a time.
+	scale := float32(1 / math.Sqrt(float64(d)))
+	tensor.ParallelFor(B*A, func(lo, hi int) {
+		dp := make([]float32, S*S)
+		var dropped []float32
+		if la.keepP != nil {
+			dropped = make([]float32, S*S)
+		}
+		for bh := lo; bh < hi; bh++ {
+			bi, hd := bh/A, bh%A
+			off := bi*S*H + hd*d
+			pr := la.probs.Data[bh*S*S : (bh+1)*S*S]
+			src := pr
+			var keep []uint8
+			if la.keepP != nil {
+				keep = la.keepP[bh*S*S : (bh+1)*S*S]
+				applyKeep(dropped, pr, keep, drop.attn)
+				src = dropped
+			}
+			// d(dropped probs) [S, S] = dctx_h · V_hᵀ; dV_h [S, d] = (dropped probs)ᵀ · dctx_h.
+			tensor.Gemm(false, true, S, S, d, 1, dctx[off:], H, la.v.Data[off:], H, 0, dp, S)
+			tensor.Gemm(true, false, S, d, S, 1, src, S, dctx[off:], H, 0, ws.dv[off:], H)
+			if keep != nil {
+				DropoutBackward(dp, keep, drop.attn)
+			}
+			tensor.SoftmaxBackward(dp, dp, pr, S) // now d scores
+			tensor.Gemm(false, false, S, d, S, scale, dp, S, la.k.Data[off:], H, 0, ws.dq[off:], H)
+			tensor.Gemm(true, false, S, d, S, scale, dp, S, la.q.Data[off:], H, 0, ws.dk[off:], H)
+		}
+	})
+
+	x := la.x.Data
+	tensor.LinearBackward(ws.dx, G.Query.W.Data, G.Query.B.Data, ws.dq, x, L.Query.W.Data, rows, H, H, 1)
+	tensor.LinearBackward(ws.dx, G.Key.W.Data, G.Key.B.Data, ws.dk, x, L.Key.W.Data, rows, H, H, 1)
+	tensor.LinearBackward(ws.dx, G.Value.W.Data, G.Value.B.Data, ws.dv, x, L.Value.W.Data, rows, H, H, 1)
+}
+
+// applyKeep sets dst to src with a dropout mask applied, as Dropout computed it.
+func applyKeep(dst, src []float32, keep []uint8, p float64) {
+	scale := float32(1 / (1 - p))
+	keep = keep[:len(dst)]
+	src = src[:len(dst)]
+	for i, k := range keep {
+		if k != 0 {
+			dst[i] = src[i] * scale
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+// embedBackward is the backward of embed: from dh (d embedding output [B, S, H], changed in
+// place) it adds the gradients of the LayerNorm and of the looked-up rows to g. tmp holds
+// B·S·H values.
+func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
+	c := m.Config
+	b := a.batch
+	H := c.HiddenSize
+	ea := &a.emb
+	if ea.keep != nil {
+		DropoutBackward(dh, ea.keep, a.pass.drop.hidden)
+	}
+	tensor.LayerNormBackward(tmp, g.EmbLN.W.Data, g.EmbLN.B.Data, dh, ea.sum.Data, m.EmbLN.W.Data, ea.mean, ea.rstd, H)
+	add := func(dst, src []float32) {
+		for j, v := range src {
+			dst[j] += v
+		}
+	}
+	for i := 0; i < b.B*b.S; i++ {
+		row := tmp[i*H : (i+1)*H]
+		if id := b.InputIDs[i]; id != c.PadTokenID {
+			add(g.WordEmb.Row(id), row)
+		}
+		t := 0
+		if b.TokenTypeIDs != nil {
+			t = b.TokenTypeIDs[i]
+		}
+		add(g.TypeEmb.Row(t), row)
+		add(g.PosEmb.Row(i%b.S), row)
+	}
+}
+
+// actBackward is the backward of a hidden_act: dx = dy · act'(x), given the activation's
+// input x and output y (dx may alias dy).
+type actBackward func(dx, dy, x, y []float32)
+
+// activationBackward returns the backward of the activation that activation(name) returns.
+func activationBackward(name string) (actBackward, error) {
+	switch name {
+	case "gelu", "gelu_python":
+		return func(dx, dy, x, _ []float32) { tensor.GELUBackward(dx, dy, x) }, nil
+	case "gelu_new", "gelu_pytorch_tanh", "gelu_fast":
+		return func(dx, dy, x, _ []float32) { tensor.GELUTanhBackward(dx, dy, x) }, nil
+	case "relu":
+		return func(dx, dy, x, _ []float32) { tensor.ReLUBackward(dx, dy, x) }, nil
+	case "tanh":
+		return func(dx, dy, _, y []float32) { tensor.TanhBackward(dx, dy, y) }, nil
+	case "silu", "swish":
+		return func(dx, dy, x, _ []float32) { siluBackward(dx, dy, x) }, nil
+	}
+	if _, err := activation(name); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("hidden_act %q has no backward", name)
+}
+
+// siluBackward: silu'(x) = σ(x)·(1 + x·(1 - σ(x))).
+func siluBackward(dx, dy, x []float32) {
+	x = x[:len(dx)]
+	dy = dy[:len(dx)]
+	for i, v := range x {
+		u := float64(v)
+		s := 1 / (1 + math.Exp(-u))
+		dx[i] = dy[i] * float32(s*(1+u*(1-s)))
+	}
+}

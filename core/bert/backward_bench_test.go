@@ -1,0 +1,84 @@
+package bert_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+)
+
+// BenchmarkForwardBackward times one training step's forward and backward pass (dropout on)
+// and reports tokens per second.
+func BenchmarkForwardBackward(b *testing.B) {
+	b.Run("fixture", func(b *testing.B) {
+		f, err := checkpoint.LoadFolder(fixtureDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch, labels, nsp := benchFixtureBatch(b)
+		m := f.Model
+		benchForwardBackward(b, m, batch, labels, nsp)
+	})
+	b.Run("tiny-B8-S128", func(b *testing.B) {
+		c, err := bert.Preset("tiny")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := bert.NewRandom(c, bert.AllHeads, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		const B, S = 8, 128
+		batch := bert.Batch{B: B, S: S, InputIDs: make([]int, B*S), TokenTypeIDs: make([]int, B*S)}
+		labels := make([]int, B*S)
+		for i := range batch.InputIDs {
+			batch.InputIDs[i] = 1000 + (i*7919)%(c.VocabSize-1000)
+			if i%S >= S/2 {
+				batch.TokenTypeIDs[i] = 1
+			}
+			labels[i] = bert.IgnoreIndex
+			if i%7 == 3 { // about 15% of the positions predicted
+				labels[i] = batch.InputIDs[i]
+			}
+		}
+		benchForwardBackward(b, m, batch, labels, []int{0, 1, 0, 1, 0, 1, 0, 1})
+	})
+}
+
+func benchForwardBackward(b *testing.B, m *bert.Model, batch bert.Batch, labels, nsp []int) {
+	g := m.NewGrads()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := m.ForwardBackward(batch, labels, nsp, bert.TrainOptions{Dropout: true, Seed: uint64(i)}, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch.B*batch.S)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// benchFixtureBatch is fixtureBatch for a benchmark.
+func benchFixtureBatch(b *testing.B) (bert.Batch, []int, []int) {
+	f, err := checkpoint.Open(filepath.Join(fixtureDir, "inputs.safetensors"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	get := func(name string) ([]int, []int) {
+		v, shape, err := f.Int64(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := make([]int, len(v))
+		for i, x := range v {
+			out[i] = int(x)
+		}
+		return out, shape
+	}
+	ids, shape := get("input_ids")
+	types, _ := get("token_type_ids")
+	mask, _ := get("attention_mask")
+	labels, _ := get("labels")
+	nsp, _ := get("next_sentence_label")
+	return bert.Batch{B: shape[0], S: shape[1], InputIDs: ids, TokenTypeIDs: types, AttentionMask: mask}, labels, nsp
+}

@@ -1,0 +1,176 @@
+package bert
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// ForwardBackward runs BertForPreTraining on a batch in training mode and adds the gradient of
+// its loss to g (+=, so that calls accumulate until g.Zero). The loss is HF's: the MLM loss,
+// the mean cross-entropy over the positions whose label in mlmLabels [B, S] is not
+// IgnoreIndex, plus the NSP loss, the mean cross-entropy of nspLabels [B] (0 = IsNext,
+// 1 = NotNext; IgnoreIndex skips a sequence). A nil label slice leaves that loss out (0 in
+// Losses); each loss given must count at least one label, since the mean of none is undefined.
+//
+// Only the labelled positions go through the MLM head: the other logits do not reach the loss.
+// g must come from m.NewGrads; it is not safe to share between concurrent calls.
+func (m *Model) ForwardBackward(b Batch, mlmLabels, nspLabels []int, opt TrainOptions, g *Grads) (Losses, error) {
+	c := m.Config
+	if err := b.Validate(c); err != nil {
+		return Losses{}, err
+	}
+	if err := g.check(m); err != nil {
+		return Losses{}, err
+	}
+	if mlmLabels == nil && nspLabels == nil {
+		return Losses{}, fmt.Errorf("forward-backward: no labels")
+	}
+	if mlmLabels != nil {
+		if m.MLM == nil {
+			return Losses{}, fmt.Errorf("forward-backward: MLM labels given, but the model has no MLM head (cls.predictions)")
+		}
+		if err := checkLabels("MLM", mlmLabels, b.B*b.S, c.VocabSize); err != nil {
+			return Losses{}, err
+		}
+	}
+	if nspLabels != nil {
+		if m.NSP == nil || m.Pooler == nil {
+			return Losses{}, fmt.Errorf("forward-backward: NSP labels given, but the model has no NSP head (cls.seq_relationship and bert.pooler)")
+		}
+		if err := checkLabels("NSP", nspLabels, b.B, 2); err != nil {
+			return Losses{}, err
+		}
+	}
+	a, err := m.ForwardTrain(b, opt)
+	if err != nil {
+		return Losses{}, err
+	}
+	var loss Losses
+	dHidden := tensor.New(b.B, b.S, c.HiddenSize)
+	if mlmLabels != nil {
+		loss.MLM = m.mlmBackward(a, mlmLabels, dHidden.Data, g.g)
+	}
+	var dPooled *tensor.Tensor
+	if nspLabels != nil {
+		dPooled = tensor.New(b.B, c.HiddenSize)
+		loss.NSP = m.nspBackward(a, nspLabels, dPooled.Data, g.g)
+	}
+	loss.Total = loss.MLM + loss.NSP
+	return loss, m.Backward(a, dHidden, dPooled, g)
+}
+
+// checkLabels checks n labels against c classes and that at least one counts.
+func checkLabels(what string, labels []int, n, c int) error {
+	if len(labels) != n {
+		return fmt.Errorf("forward-backward: %d %s labels, want %d", len(labels), what, n)
+	}
+	counted := 0
+	for i, y := range labels {
+		if y == IgnoreIndex {
+			continue
+		}
+		if y < 0 || y >= c {
+			return fmt.Errorf("forward-backward: %s label %d at %d outside [0, %d)", what, y, i, c)
+		}
+		counted++
+	}
+	if counted == 0 {
+		return fmt.Errorf("forward-backward: every %s label is %d: the mean loss of no position is undefined", what, IgnoreIndex)
+	}
+	return nil
+}
+
+// mlmBackward runs the MLM head on the labelled rows of the hidden states, returns the MLM
+// loss, adds the head's gradients to g and d hidden to dh [B, S, H].
+func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model) float64 {
+	H, V := m.Config.HiddenSize, m.Config.VocabSize
+	var rows, lab []int
+	for i, y := range labels {
+		if y != IgnoreIndex {
+			rows, lab = append(rows, i), append(lab, y)
+		}
+	}
+	n := len(rows)
+	in := tensor.New(n, H)
+	for i, r := range rows {
+		copy(in.Row(i), a.Hidden.Data[r*H:(r+1)*H])
+	}
+	var ma mlmActs
+	_, logits := m.mlmHead(in, n, a.pass, &ma)
+	dl := logits.Data
+	loss, _, _ := CrossEntropyBackward(dl, logits.Data, V, lab, 1) // labels checked already
+
+	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
+	dt := tensor.New(n, H)
+	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, dl, ma.t.Data, m.MLM.Decoder.Data, n, H, V, 0)
+	// t = LayerNorm(act(dense(in))).
+	tensor.LayerNormBackward(dt.Data, g.MLM.LN.W.Data, g.MLM.LN.B.Data, dt.Data, ma.act.Data, m.MLM.LN.W.Data, ma.mean, ma.rstd, H)
+	actB, _ := activationBackward(m.Config.HiddenAct) // the forward pass accepted it
+	actB(dt.Data, dt.Data, ma.pre.Data, ma.act.Data)
+	din := tensor.New(n, H)
+	tensor.LinearBackward(din.Data, g.MLM.Transform.W.Data, g.MLM.Transform.B.Data, dt.Data, ma.in.Data, m.MLM.Transform.W.Data, n, H, H, 0)
+	for i, r := range rows {
+		d := dh[r*H : (r+1)*H]
+		for j, v := range din.Row(i) {
+			d[j] += v
+		}
+	}
+	return loss
+}
+
+// nspBackward runs the NSP head on the pooled output, returns the NSP loss, adds the head's
+// gradients to g and sets dPooled [B, H].
+func (m *Model) nspBackward(a *Activations, labels []int, dPooled []float32, g *Model) float64 {
+	B, H := a.pass.B, m.Config.HiddenSize
+	logits := make([]float32, B*2)
+	tensor.Linear(logits, a.Pooled.Data, m.NSP.W.Data, m.NSP.B.Data, B, H, 2)
+	loss, _, _ := CrossEntropyBackward(logits, logits, 2, labels, 1) // labels checked already
+	tensor.LinearBackward(dPooled, g.NSP.W.Data, g.NSP.B.Data, logits, a.Pooled.Data, m.NSP.W.Data, B, H, 2, 0)
+	return loss
+}
+
+// CrossEntropyBackward is CrossEntropy with its gradient: it returns the loss (as CrossEntropy,
+// up to float32 rounding of the exponentials) and the count of rows counted, and sets
+// dlogits [N, C] to scale · d loss / d logits, which is (softmax(row) - onehot(label)) ·
+// scale / count for a counted row and 0 for an ignored one. dlogits may alias logits. With no
+// row counted the loss is NaN and dlogits is 0.
+func CrossEntropyBackward(dlogits, logits []float32, c int, labels []int, scale float64) (float64, int, error) {
+	if len(logits) != len(labels)*c || len(dlogits) != len(logits) {
+		return 0, 0, fmt.Errorf("cross entropy: %d logits and %d gradients for %d labels of %d classes", len(logits), len(dlogits), len(labels), c)
+	}
+	n := 0
+	for i, y := range labels {
+		if y == IgnoreIndex {
+			continue
+		}
+		if y < 0 || y >= c {
+			return 0, 0, fmt.Errorf("cross entropy: label %d at row %d outside [0, %d)", y, i, c)
+		}
+		n++
+	}
+	if n == 0 {
+		clear(dlogits)
+		return math.NaN(), 0, nil
+	}
+	k := float32(scale / float64(n))
+	losses := make([]float64, len(labels))
+	tensor.ParallelFor(len(labels), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := dlogits[i*c : (i+1)*c]
+			if labels[i] == IgnoreIndex {
+				clear(d)
+				continue
+			}
+			losses[i] = tensor.SoftmaxCrossEntropyBackward(d, logits[i*c:(i+1)*c], labels[i], k)
+		}
+	})
+	var sum float64
+	for i, y := range labels {
+		if y != IgnoreIndex {
+			sum += losses[i]
+		}
+	}
+	return sum / float64(n), n, nil
+}

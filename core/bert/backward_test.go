@@ -1,0 +1,205 @@
+package bert_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/internal/approx"
+)
+
+// Gradient tolerances of the fixtures' README.
+const gradAtol, gradRtol = 1e-5, 1e-4
+
+// fixtureLoss is outputs_summary.json's loss (MLM + NSP) of the fixture batch.
+const fixtureLoss = 18.575448612606145
+
+// TestGradientsMatchFixture checks d loss / d parameter for all 47 tensors of grads.safetensors.
+func TestGradientsMatchFixture(t *testing.T) {
+	m := loadFixtureModel(t, "")
+	b, labels, nsp := fixtureBatch(t)
+	g := m.NewGrads()
+	loss, err := m.ForwardBackward(b, labels, nsp, bert.TrainOptions{}, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(loss.Total - fixtureLoss); d > 1e-5 {
+		t.Errorf("loss %.9f, want %.9f (diff %.3g)", loss.Total, fixtureLoss, d)
+	}
+	t.Logf("loss %.9f (MLM %.9f, NSP %.9f), fixture %.9f", loss.Total, loss.MLM, loss.NSP, fixtureLoss)
+
+	got := map[string][]float32{}
+	for _, p := range g.Params() {
+		got[p.Name] = p.T.Data
+	}
+	// The tied decoder is the word embeddings: both fixture entries hold the total gradient.
+	got["cls.predictions.decoder.weight"] = got["bert.embeddings.word_embeddings.weight"]
+
+	want := readAll(t, filepath.Join(fixtureDir, "grads.safetensors"))
+	if len(want) != 47 {
+		t.Errorf("fixture has %d gradients, want 47", len(want))
+	}
+	var worst float64
+	var worstName string
+	for name, w := range want {
+		gv, ok := got[name]
+		if !ok {
+			t.Errorf("%s: no gradient", name)
+			continue
+		}
+		rtol := gradRtol
+		if strings.HasSuffix(name, "attention.self.key.bias") {
+			rtol = 0 // zero in exact math: only rounding noise to compare
+		}
+		if err := approx.Check(name, gv, w, gradAtol, rtol); err != nil {
+			t.Error(err)
+		}
+		if d := approx.MaxAbsDiff(gv, w); d > worst {
+			worst, worstName = d, name
+		}
+	}
+	t.Logf("max |gradient - fixture| %.3g (%s)", worst, worstName)
+}
+
+// TestTrainForwardEvalEqualsForward checks that the training forward pass without dropout
+// computes what Forward computes, and that its loss is PreTrainingLoss of Forward's logits.
+func TestTrainForwardEvalEqualsForward(t *testing.T) {
+	m := loadFixtureModel(t, "")
+	b, labels, nsp := fixtureBatch(t)
+	out, err := m.Forward(b, bert.Options{MLM: true, NSP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := bert.PreTrainingLoss(out, labels, nsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.ForwardTrain(b, bert.TrainOptions{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := approx.MaxAbsDiff(a.Hidden.Data, out.Hidden.Data); d != 0 {
+		t.Errorf("hidden states differ from Forward by %g", d)
+	}
+	if d := approx.MaxAbsDiff(a.Pooled.Data, out.Pooled.Data); d != 0 {
+		t.Errorf("pooled output differs from Forward by %g", d)
+	}
+	got, err := m.ForwardBackward(b, labels, nsp, bert.TrainOptions{Seed: 7}, m.NewGrads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"total", got.Total, want.Total}, {"MLM", got.MLM, want.MLM}, {"NSP", got.NSP, want.NSP}} {
+		// The cross entropy's exponentials are float32 in the backward, float64 in CrossEntropy.
+		if math.Abs(c.got-c.want) > 1e-6*math.Abs(c.want) {
+			t.Errorf("%s loss %.12g, Forward gives %.12g", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestGradientAccumulation checks that two calls into the same gradients add up to twice one
+// call, with dropout on (the same seed gives the same masks).
+func TestGradientAccumulation(t *testing.T) {
+	m := loadFixtureModel(t, "")
+	b, labels, nsp := fixtureBatch(t)
+	opt := bert.TrainOptions{Dropout: true, Seed: 42}
+	once, twice := m.NewGrads(), m.NewGrads()
+	l1, err := m.ForwardBackward(b, labels, nsp, opt, once)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l2, err := m.ForwardBackward(b, labels, nsp, opt, twice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l2 != l1 {
+			t.Fatalf("same seed, different losses: %+v, %+v", l1, l2)
+		}
+	}
+	gp := twice.Params()
+	for i, p := range once.Params() {
+		double := make([]float32, p.T.Len())
+		for j, v := range p.T.Data {
+			double[j] = 2 * v
+		}
+		if err := approx.Check(p.Name, gp[i].T.Data, double, 1e-7, 1e-5); err != nil {
+			t.Error(err)
+		}
+	}
+	twice.Zero()
+	for _, p := range twice.Params() {
+		for _, v := range p.T.Data {
+			if v != 0 {
+				t.Fatalf("%s: Zero left %g", p.Name, v)
+			}
+		}
+	}
+}
+
+// TestDropoutChangesTraining checks that dropout changes the loss, that the seed selects the
+// masks, and that Dropout false ignores the seed.
+func TestDropoutChangesTraining(t *testing.T) {
+	m := loadFixtureModel(t, "")
+	b, labels, nsp := fixtureBatch(t)
+	loss := func(opt bert.TrainOptions) float64 {
+		l, err := m.ForwardBackward(b, labels, nsp, opt, m.NewGrads())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Total
+	}
+	eval1, eval2 := loss(bert.TrainOptions{Seed: 1}), loss(bert.TrainOptions{Seed: 2})
+	d1, d1again, d2 := loss(bert.TrainOptions{Dropout: true, Seed: 1}), loss(bert.TrainOptions{Dropout: true, Seed: 1}), loss(bert.TrainOptions{Dropout: true, Seed: 2})
+	if eval1 != eval2 {
+		t.Errorf("eval mode depends on the seed: %g, %g", eval1, eval2)
+	}
+	if d1 != d1again {
+		t.Errorf("same seed, different losses: %g, %g", d1, d1again)
+	}
+	if d1 == d2 || d1 == eval1 {
+		t.Errorf("dropout had no effect: eval %g, seed 1 %g, seed 2 %g", eval1, d1, d2)
+	}
+}
+
+func TestForwardBackwardRejectsBadInput(t *testing.T) {
+	m := loadFixtureModel(t, "")
+	b, labels, nsp := fixtureBatch(t)
+	other, err := bert.NewModel(m.Config, bert.Heads{Pooler: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allIgnored := make([]int, len(labels))
+	for i := range allIgnored {
+		allIgnored[i] = bert.IgnoreIndex
+	}
+	tests := []struct {
+		name     string
+		m        *bert.Model
+		mlm, nsp []int
+		g        *bert.Grads
+	}{
+		{"no labels", m, nil, nil, m.NewGrads()},
+		{"short MLM labels", m, labels[:3], nsp, m.NewGrads()},
+		{"MLM label outside the vocabulary", m, append(append([]int(nil), labels[:len(labels)-1]...), 5000), nsp, m.NewGrads()},
+		{"NSP label 2", m, labels, []int{0, 2}, m.NewGrads()},
+		{"every MLM label ignored", m, allIgnored, nsp, m.NewGrads()},
+		{"gradients of another model", m, labels, nsp, other.NewGrads()},
+		{"nil gradients", m, labels, nsp, nil},
+		{"no MLM head", other, labels, nil, other.NewGrads()},
+		{"no NSP head", other, nil, nsp, other.NewGrads()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.m.ForwardBackward(b, tc.mlm, tc.nsp, bert.TrainOptions{}, tc.g); err == nil {
+				t.Fatal("no error")
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+}

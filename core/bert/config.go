@@ -1,0 +1,217 @@
+// Package bert is the BERT encoder of Devlin et al. (2018) with HuggingFace transformers'
+// parameter names and numerics: embeddings, post-LN transformer layers, pooler and the
+// pre-training heads (MLM with a tied decoder, NSP).
+package bert
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Config is a HuggingFace BertConfig (config.json). Keys this package does not use (id2label,
+// architectures, torch_dtype, ...) are kept in Extra and written back unchanged.
+type Config struct {
+	VocabSize                 int     `json:"vocab_size"`
+	HiddenSize                int     `json:"hidden_size"`
+	NumHiddenLayers           int     `json:"num_hidden_layers"`
+	NumAttentionHeads         int     `json:"num_attention_heads"`
+	IntermediateSize          int     `json:"intermediate_size"`
+	HiddenAct                 string  `json:"hidden_act"`
+	HiddenDropoutProb         float64 `json:"hidden_dropout_prob"`
+	AttentionProbsDropoutProb float64 `json:"attention_probs_dropout_prob"`
+	MaxPositionEmbeddings     int     `json:"max_position_embeddings"`
+	TypeVocabSize             int     `json:"type_vocab_size"`
+	InitializerRange          float64 `json:"initializer_range"`
+	LayerNormEps              float64 `json:"layer_norm_eps"`
+	PadTokenID                int     `json:"pad_token_id"`
+	PositionEmbeddingType     string  `json:"position_embedding_type"`
+	// TieWordEmbeddings ties the MLM decoder to the word embeddings (HF default true).
+	TieWordEmbeddings bool `json:"tie_word_embeddings"`
+
+	// Extra holds every other key of config.json, written back as it was read.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// known lists the JSON keys that Config models as fields.
+var known = map[string]bool{
+	"vocab_size": true, "hidden_size": true, "num_hidden_layers": true, "num_attention_heads": true,
+	"intermediate_size": true, "hidden_act": true, "hidden_dropout_prob": true,
+	"attention_probs_dropout_prob": true, "max_position_embeddings": true, "type_vocab_size": true,
+	"initializer_range": true, "layer_norm_eps": true, "pad_token_id": true,
+	"position_embedding_type": true, "tie_word_embeddings": true,
+}
+
+// DefaultConfig is HF's BertConfig() default: BERT-Base, uncased vocabulary.
+func DefaultConfig() Config {
+	return Config{
+		VocabSize: 30522, HiddenSize: 768, NumHiddenLayers: 12, NumAttentionHeads: 12,
+		IntermediateSize: 3072, HiddenAct: "gelu", HiddenDropoutProb: 0.1,
+		AttentionProbsDropoutProb: 0.1, MaxPositionEmbeddings: 512, TypeVocabSize: 2,
+		InitializerRange: 0.02, LayerNormEps: 1e-12, PadTokenID: 0,
+		PositionEmbeddingType: "absolute", TieWordEmbeddings: true,
+	}
+}
+
+// Presets are the sizes of the BERT paper and of Turc et al. (2019, "Well-Read Students Learn
+// Better") with the uncased vocabulary: L layers, H hidden, A heads, intermediate 4H.
+var Presets = map[string]struct{ L, H, A int }{
+	"tiny":   {2, 128, 2},
+	"mini":   {4, 256, 4},
+	"small":  {4, 512, 8},
+	"medium": {8, 512, 8},
+	"base":   {12, 768, 12},
+	"large":  {24, 1024, 16},
+}
+
+// PresetNames lists the presets from smallest to largest.
+func PresetNames() []string {
+	names := make([]string, 0, len(Presets))
+	for n := range Presets {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := Presets[names[i]], Presets[names[j]]
+		return a.L*a.H*a.H < b.L*b.H*b.H
+	})
+	return names
+}
+
+// Preset returns the config of a named preset (case-insensitive: tiny, mini, small, medium, base, large).
+func Preset(name string) (Config, error) {
+	p, ok := Presets[strings.ToLower(name)]
+	if !ok {
+		return Config{}, fmt.Errorf("bert: unknown preset %q (have %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	c := DefaultConfig()
+	c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize = p.L, p.H, p.A, 4*p.H
+	return c, nil
+}
+
+// HeadDim is HiddenSize / NumAttentionHeads.
+func (c Config) HeadDim() int { return c.HiddenSize / c.NumAttentionHeads }
+
+// Validate checks that the config describes a model this package can build.
+func (c Config) Validate() error {
+	pos := func(name string, v int) error {
+		if v <= 0 {
+			return fmt.Errorf("config: %s must be positive, got %d", name, v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		n string
+		v int
+	}{{"vocab_size", c.VocabSize}, {"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers},
+		{"num_attention_heads", c.NumAttentionHeads}, {"intermediate_size", c.IntermediateSize},
+		{"max_position_embeddings", c.MaxPositionEmbeddings}, {"type_vocab_size", c.TypeVocabSize}} {
+		if err := pos(f.n, f.v); err != nil {
+			return err
+		}
+	}
+	// Bound sizes so that a lying config cannot make us allocate terabytes.
+	const maxDim = 1 << 20
+	if c.VocabSize > maxDim || c.HiddenSize > 1<<16 || c.IntermediateSize > 1<<18 ||
+		c.NumHiddenLayers > 1024 || c.MaxPositionEmbeddings > maxDim || c.TypeVocabSize > 1<<16 ||
+		c.NumAttentionHeads > c.HiddenSize {
+		return fmt.Errorf("config: sizes out of range (vocab %d, hidden %d, intermediate %d, layers %d, positions %d, types %d, heads %d)",
+			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers, c.MaxPositionEmbeddings, c.TypeVocabSize, c.NumAttentionHeads)
+	}
+	if c.HiddenSize%c.NumAttentionHeads != 0 {
+		return fmt.Errorf("config: hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
+	}
+	if _, err := activation(c.HiddenAct); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if c.PositionEmbeddingType != "" && c.PositionEmbeddingType != "absolute" {
+		return fmt.Errorf("config: position_embedding_type %q is not supported (only \"absolute\")", c.PositionEmbeddingType)
+	}
+	if !(c.LayerNormEps > 0) || math.IsInf(c.LayerNormEps, 0) {
+		return fmt.Errorf("config: layer_norm_eps must be positive, got %g", c.LayerNormEps)
+	}
+	if c.PadTokenID < 0 || c.PadTokenID >= c.VocabSize {
+		return fmt.Errorf("config: pad_token_id %d outside the vocabulary of %d", c.PadTokenID, c.VocabSize)
+	}
+	for _, p := range []struct {
+		n string
+		v float64
+	}{{"hidden_dropout_prob", c.HiddenDropoutProb}, {"attention_probs_dropout_prob", c.AttentionProbsDropoutProb}} {
+		if !(p.v >= 0 && p.v < 1) {
+			return fmt.Errorf("config: %s must be in [0, 1), got %g", p.n, p.v)
+		}
+	}
+	return nil
+}
+
+// ParseConfig reads a HF config.json. Absent keys take HF's BertConfig defaults; the result is validated.
+func ParseConfig(data []byte) (Config, error) {
+	c := DefaultConfig()
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Config{}, fmt.Errorf("config.json: %w", err)
+	}
+	// Some exporters write null for defaults; treat null as absent.
+	for k, v := range raw {
+		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) && known[k] {
+			delete(raw, k)
+		}
+	}
+	clean, _ := json.Marshal(raw)
+	if err := json.Unmarshal(clean, &c); err != nil {
+		return Config{}, fmt.Errorf("config.json: %w", err)
+	}
+	if mt, ok := raw["model_type"]; ok {
+		var s string
+		if json.Unmarshal(mt, &s) == nil && s != "bert" {
+			return Config{}, fmt.Errorf("config.json: model_type %q is not \"bert\"", s)
+		}
+	}
+	c.Extra = map[string]json.RawMessage{}
+	for k, v := range raw {
+		if !known[k] {
+			c.Extra[k] = v
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// MarshalJSON writes the config with HF's key names, Extra keys included, keys sorted.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	base, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(base, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range c.Extra {
+		if !known[k] {
+			m[k] = v
+		}
+	}
+	if _, ok := m["model_type"]; !ok {
+		m["model_type"] = json.RawMessage(`"bert"`)
+	}
+	return json.MarshalIndent(m, "", "  ")
+}
+
+// SetExtra sets a config.json key that Config does not model (for example id2label).
+func (c *Config) SetExtra(key string, value any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("config: key %q: %w", key, err)
+	}
+	if c.Extra == nil {
+		c.Extra = map[string]json.RawMessage{}
+	}
+	c.Extra[key] = b
+	return nil
+}

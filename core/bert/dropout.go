@@ -1,0 +1,112 @@
+package bert
+
+import (
+	"math/rand/v2"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// Dropout is inverted dropout, torch.nn.Dropout in training mode, in place: each x[i] is zeroed
+// with probability p and the others multiplied by 1/(1-p), so that the expected value is
+// unchanged. keep (len(x) entries) receives the mask, 1 for a kept element, for DropoutBackward.
+//
+// The mask is drawn from a PCG generator named by (seed, stream): the same pair gives the same
+// mask on any machine and any number of goroutines. The encoder uses streams below
+// HeadDropoutStream; a task head that drops out its input (the classifier of a fine-tuning
+// head) uses HeadDropoutStream and above.
+func Dropout(x []float32, keep []uint8, p float64, seed, stream uint64) {
+	keep = keep[:len(x)]
+	if p <= 0 {
+		for i := range keep {
+			keep[i] = 1
+		}
+		return
+	}
+	rng := dropoutRNG(seed, stream)
+	// Compare 32-bit draws with p·2³²: two decisions from each 64-bit draw.
+	thr := uint64(p * (1 << 32))
+	scale := float32(1 / (1 - p))
+	var r uint64
+	for i := range x {
+		if i&1 == 0 {
+			r = rng.Uint64()
+		} else {
+			r >>= 32
+		}
+		if r&0xffffffff < thr {
+			x[i], keep[i] = 0, 0
+		} else {
+			x[i] *= scale
+			keep[i] = 1
+		}
+	}
+}
+
+// DropoutBackward applies the mask of Dropout to a gradient in place: dx[i] *= keep[i]/(1-p).
+func DropoutBackward(dx []float32, keep []uint8, p float64) {
+	if p <= 0 {
+		return
+	}
+	keep = keep[:len(dx)]
+	scale := float32(1 / (1 - p))
+	for i, k := range keep {
+		if k != 0 {
+			dx[i] *= scale
+		} else {
+			dx[i] = 0
+		}
+	}
+}
+
+// HeadDropoutStream is the first dropout stream (see Dropout) that the encoder never uses.
+const HeadDropoutStream uint64 = 1 << 62
+
+// Dropout sites of the encoder, the high byte of their streams.
+const (
+	siteEmbeddings = iota + 1 // BertEmbeddings: after the LayerNorm
+	siteAttnProbs             // BertSelfAttention: on the attention probabilities
+	siteAttnOutput            // BertSelfOutput: after the dense, before the residual
+	siteFFNOutput             // BertOutput: after the dense, before the residual
+)
+
+// dropoutStream names the stream of one dropout site: layer l, and index i within the site
+// (the sequence, or the (sequence, head) pair for attention probabilities).
+func dropoutStream(site, l, i int) uint64 {
+	return uint64(site)<<56 | uint64(l)<<32 | uint64(uint32(i))
+}
+
+// dropoutRNG returns the generator of (seed, stream). Both words go through the splitmix64
+// finaliser so that neighbouring streams do not start from neighbouring states.
+func dropoutRNG(seed, stream uint64) *rand.PCG {
+	a := mix64(seed ^ mix64(stream))
+	return rand.NewPCG(a, mix64(a^stream^0x9e3779b97f4a7c15))
+}
+
+func mix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// dropoutConfig is the dropout of one forward pass; the zero value drops nothing (eval mode).
+type dropoutConfig struct {
+	hidden, attn float64 // hidden_dropout_prob, attention_probs_dropout_prob
+	seed         uint64
+}
+
+// dropSequences applies hidden dropout to x [B, S, H] with one stream per sequence, so that
+// the sequences can be drawn in parallel, and returns the mask [B*S*H] (nil when p is 0).
+func (d dropoutConfig) dropSequences(x []float32, B int, site, l int) []uint8 {
+	if d.hidden <= 0 {
+		return nil
+	}
+	keep := make([]uint8, len(x))
+	n := len(x) / B
+	tensor.ParallelFor(B, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			Dropout(x[b*n:(b+1)*n], keep[b*n:(b+1)*n], d.hidden, d.seed, dropoutStream(site, l, b))
+		}
+	})
+	return keep
+}

@@ -1,0 +1,419 @@
+package bert
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// MaskValue is what HF adds to the attention scores of masked keys: torch.finfo(float32).min.
+const MaskValue = -math.MaxFloat32
+
+// Batch is a padded batch of B sequences of S tokens, each slice row-major [B, S].
+type Batch struct {
+	B, S          int
+	InputIDs      []int
+	TokenTypeIDs  []int // nil: all 0
+	AttentionMask []int // nil: all 1; 1 = attend, 0 = padding
+}
+
+// Options choose what Forward computes beyond the encoder.
+type Options struct {
+	// MLM computes the masked-LM logits (needs the MLM head).
+	MLM bool
+	// MLMRows, if not nil, restricts the MLM logits to these flattened positions b*S+s
+	// (fill-mask needs only the masked ones); Output.MLMLogits is then [len(MLMRows), V].
+	MLMRows []int
+	// NSP computes the next-sentence logits (needs the pooler and the NSP head).
+	NSP bool
+	// Trace records every layer's hidden states and attention probabilities and the
+	// per-operation intermediates of every layer.
+	Trace bool
+}
+
+// Output is what Forward returns.
+type Output struct {
+	Hidden    *tensor.Tensor // last_hidden_state: [B, S, H]
+	Pooled    *tensor.Tensor // pooler_output: [B, H]; nil without a pooler
+	MLMLogits *tensor.Tensor // prediction_logits: [B, S, V] (or [len(MLMRows), V]); nil unless asked
+	NSPLogits *tensor.Tensor // seq_relationship_logits: [B, 2]; nil unless asked
+	Trace     *Trace         // nil unless asked
+}
+
+// Trace holds the numbers inside the model, as HF's output_hidden_states and
+// output_attentions give them plus every intermediate of a layer (for the step-through view).
+type Trace struct {
+	// Embedding parts before their sum: word, position and token-type rows looked up, [B, S, H] each.
+	WordEmb, PosEmb, TypeEmb *tensor.Tensor
+	// EmbSum is word + type + position before the embedding LayerNorm: [B, S, H].
+	EmbSum *tensor.Tensor
+	// HiddenStates[0] is the embedding output, HiddenStates[l+1] the output of layer l: [B, S, H].
+	HiddenStates []*tensor.Tensor
+	// Attentions[l] are layer l's attention probabilities after softmax: [B, A, S, S].
+	Attentions []*tensor.Tensor
+	// Layers[l] holds layer l's intermediates.
+	Layers []LayerTrace
+	// MLMTransform is the MLM head's transform output (dense, act, LayerNorm): [B, S, H] or [R, H].
+	MLMTransform *tensor.Tensor
+}
+
+// LayerTrace holds one layer's intermediates, in the order the layer computes them.
+type LayerTrace struct {
+	Query, Key, Value *tensor.Tensor // projections before the head split: [B, S, H]
+	Scores            *tensor.Tensor // QKᵀ/√d before the mask: [B, A, S, S]
+	Context           *tensor.Tensor // probabilities · V, heads merged: [B, S, H]
+	AttnProj          *tensor.Tensor // output dense of the context, before the residual: [B, S, H]
+	AttentionOutput   *tensor.Tensor // LayerNorm(AttnProj + input): [B, S, H]
+	Intermediate      *tensor.Tensor // act(dense): [B, S, I]
+	FFNOut            *tensor.Tensor // output dense, before the residual: [B, S, H]
+}
+
+// Validate checks the batch against the model's config: lengths, id ranges, sequence length.
+func (b Batch) Validate(c Config) error {
+	if b.B <= 0 || b.S <= 0 {
+		return fmt.Errorf("batch: empty shape [%d, %d]", b.B, b.S)
+	}
+	if b.S > c.MaxPositionEmbeddings {
+		return fmt.Errorf("batch: sequence length %d exceeds max_position_embeddings %d", b.S, c.MaxPositionEmbeddings)
+	}
+	n := b.B * b.S
+	if len(b.InputIDs) != n {
+		return fmt.Errorf("batch: input_ids has %d entries, shape [%d, %d] needs %d", len(b.InputIDs), b.B, b.S, n)
+	}
+	for i, id := range b.InputIDs {
+		if id < 0 || id >= c.VocabSize {
+			return fmt.Errorf("batch: input_ids[%d][%d] = %d outside the vocabulary of %d", i/b.S, i%b.S, id, c.VocabSize)
+		}
+	}
+	if b.TokenTypeIDs != nil {
+		if len(b.TokenTypeIDs) != n {
+			return fmt.Errorf("batch: token_type_ids has %d entries, need %d", len(b.TokenTypeIDs), n)
+		}
+		for i, t := range b.TokenTypeIDs {
+			if t < 0 || t >= c.TypeVocabSize {
+				return fmt.Errorf("batch: token_type_ids[%d][%d] = %d outside type_vocab_size %d", i/b.S, i%b.S, t, c.TypeVocabSize)
+			}
+		}
+	}
+	if b.AttentionMask != nil {
+		if len(b.AttentionMask) != n {
+			return fmt.Errorf("batch: attention_mask has %d entries, need %d", len(b.AttentionMask), n)
+		}
+		for i, v := range b.AttentionMask {
+			if v != 0 && v != 1 {
+				return fmt.Errorf("batch: attention_mask[%d][%d] = %d, want 0 or 1", i/b.S, i%b.S, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Forward runs the model in eval mode (no dropout) on a batch.
+func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
+	c := m.Config
+	if err := b.Validate(c); err != nil {
+		return nil, err
+	}
+	if opt.MLM && m.MLM == nil {
+		return nil, fmt.Errorf("forward: the model has no MLM head (cls.predictions)")
+	}
+	if opt.NSP && (m.NSP == nil || m.Pooler == nil) {
+		return nil, fmt.Errorf("forward: the model has no NSP head (cls.seq_relationship and bert.pooler)")
+	}
+	for _, r := range opt.MLMRows {
+		if r < 0 || r >= b.B*b.S {
+			return nil, fmt.Errorf("forward: MLM row %d outside the batch of %d positions", r, b.B*b.S)
+		}
+	}
+	p, err := m.newPass(b, dropoutConfig{})
+	if err != nil {
+		return nil, err
+	}
+	B, H := b.B, c.HiddenSize
+	var tr *Trace
+	if opt.Trace {
+		tr = &Trace{}
+	}
+
+	h := m.encode(b, p, tr, nil)
+	out := &Output{Hidden: h, Trace: tr}
+	if m.Pooler != nil {
+		out.Pooled = m.pool(h, B, b.S)
+	}
+	if opt.MLM {
+		out.MLMLogits = m.mlmLogits(h, B, b.S, opt.MLMRows, p, tr)
+	}
+	if opt.NSP {
+		out.NSPLogits = tensor.New(B, 2)
+		tensor.Linear(out.NSPLogits.Data, out.Pooled.Data, m.NSP.W.Data, m.NSP.B.Data, B, H, 2)
+	}
+	return out, nil
+}
+
+// pass holds what every part of one forward pass shares.
+type pass struct {
+	B, S int
+	mask []float32 // HF's extended attention mask: 0 for attended keys, finfo.min for padding. [B, S]
+	act  func([]float32)
+	eps  float32
+	drop dropoutConfig // zero in eval mode
+}
+
+func (m *Model) newPass(b Batch, drop dropoutConfig) (*pass, error) {
+	act, err := activation(m.Config.HiddenAct)
+	if err != nil {
+		return nil, err
+	}
+	mask := make([]float32, b.B*b.S)
+	if b.AttentionMask != nil {
+		for i, v := range b.AttentionMask {
+			if v == 0 {
+				mask[i] = MaskValue
+			}
+		}
+	}
+	return &pass{B: b.B, S: b.S, mask: mask, act: act, eps: float32(m.Config.LayerNormEps), drop: drop}, nil
+}
+
+// encode runs the embeddings and every layer, returning the last hidden state [B, S, H].
+// tr (eval) records the trace; ta (training) records what Backward needs.
+func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Tensor {
+	var ea *embActs
+	if ta != nil {
+		ea = &ta.emb
+		ta.layers = make([]layerActs, len(m.Layers))
+	}
+	h := m.embed(b, p, tr, ea)
+	if tr != nil {
+		tr.HiddenStates = append(tr.HiddenStates, h)
+	}
+	for l := range m.Layers {
+		var lt *LayerTrace
+		if tr != nil {
+			tr.Layers = append(tr.Layers, LayerTrace{})
+			lt = &tr.Layers[l]
+		}
+		var la *layerActs
+		if ta != nil {
+			la = &ta.layers[l]
+		}
+		var probs *tensor.Tensor
+		h, probs = m.layer(l, h, p, lt, la)
+		if tr != nil {
+			tr.HiddenStates = append(tr.HiddenStates, h)
+			tr.Attentions = append(tr.Attentions, probs)
+		}
+	}
+	return h
+}
+
+// embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings. [B, S, H]
+func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
+	c := m.Config
+	B, S, H := b.B, b.S, c.HiddenSize
+	x := tensor.New(B, S, H)
+	if tr != nil {
+		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
+	}
+	for i := 0; i < B*S; i++ {
+		w := m.WordEmb.Row(b.InputIDs[i])
+		t := 0
+		if b.TokenTypeIDs != nil {
+			t = b.TokenTypeIDs[i]
+		}
+		ty := m.TypeEmb.Row(t)
+		pos := m.PosEmb.Row(i % S)
+		row := x.Row(i)
+		// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
+		for j := range row {
+			row[j] = w[j] + ty[j]
+			row[j] += pos[j]
+		}
+		if tr != nil {
+			copy(tr.WordEmb.Row(i), w)
+			copy(tr.PosEmb.Row(i), pos)
+			copy(tr.TypeEmb.Row(i), ty)
+		}
+	}
+	if tr != nil {
+		tr.EmbSum = x.Clone()
+	}
+	out := x
+	var mean, rstd []float32
+	if ea != nil {
+		// Backward needs the LayerNorm input and statistics.
+		out, mean, rstd = tensor.New(B, S, H), make([]float32, B*S), make([]float32, B*S)
+	}
+	tensor.LayerNorm(out.Data, x.Data, m.EmbLN.W.Data, m.EmbLN.B.Data, H, p.eps, mean, rstd)
+	if ea != nil {
+		*ea = embActs{sum: x, mean: mean, rstd: rstd}
+		ea.keep = p.drop.dropSequences(out.Data, B, siteEmbeddings, 0)
+	}
+	return out
+}
+
+// layer runs transformer block l on x [B, S, H]; it returns the block's output [B, S, H] and
+// the attention probabilities [B, A, S, S] (before dropout). lt (eval) receives the trace;
+// la (training) what Backward needs.
+func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *layerActs) (*tensor.Tensor, *tensor.Tensor) {
+	c := m.Config
+	B, S := p.B, p.S
+	H, A, I := c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize
+	d := H / A
+	L := &m.Layers[l]
+	rows := B * S
+
+	q, k, v := tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
+	tensor.Linear(q.Data, x.Data, L.Query.W.Data, L.Query.B.Data, rows, H, H)
+	tensor.Linear(k.Data, x.Data, L.Key.W.Data, L.Key.B.Data, rows, H, H)
+	tensor.Linear(v.Data, x.Data, L.Value.W.Data, L.Value.B.Data, rows, H, H)
+
+	probs := tensor.New(B, A, S, S)
+	var scores *tensor.Tensor
+	if lt != nil {
+		scores = tensor.New(B, A, S, S)
+	}
+	var keepP []uint8 // attention dropout mask [B, A, S, S]
+	if p.drop.attn > 0 {
+		keepP = make([]uint8, B*A*S*S)
+	}
+	ctx := tensor.New(B, S, H)
+	scale := float32(1 / math.Sqrt(float64(d)))
+	// One (sequence, head) pair at a time: scores = Q_h K_hᵀ / √d, + mask, softmax, dropout, · V_h.
+	tensor.ParallelFor(B*A, func(lo, hi int) {
+		var dropped []float32
+		if keepP != nil {
+			dropped = make([]float32, S*S)
+		}
+		for bh := lo; bh < hi; bh++ {
+			bi, hd := bh/A, bh%A
+			off := bi*S*H + hd*d
+			pr := probs.Data[bh*S*S : (bh+1)*S*S]
+			tensor.Gemm(false, true, S, S, d, scale, q.Data[off:], H, k.Data[off:], H, 0, pr, S)
+			if scores != nil {
+				copy(scores.Data[bh*S*S:], pr)
+			}
+			tensor.SoftmaxRows(pr, S, p.mask[bi*S:(bi+1)*S])
+			src := pr
+			if keepP != nil {
+				copy(dropped, pr)
+				Dropout(dropped, keepP[bh*S*S:(bh+1)*S*S], p.drop.attn, p.drop.seed, dropoutStream(siteAttnProbs, l, bh))
+				src = dropped
+			}
+			tensor.Gemm(false, false, S, d, S, 1, src, S, v.Data[off:], H, 0, ctx.Data[off:], H)
+		}
+	})
+
+	proj := tensor.New(B, S, H)
+	tensor.Linear(proj.Data, ctx.Data, L.AttnOut.W.Data, L.AttnOut.B.Data, rows, H, H)
+	keep1 := p.drop.dropSequences(proj.Data, B, siteAttnOutput, l)
+	// The sums before the LayerNorms are formed in place unless the trace shows the dense
+	// outputs; the LayerNorms run in place unless Backward needs their inputs.
+	sum1 := proj
+	if lt != nil {
+		sum1 = tensor.New(B, S, H)
+	}
+	tensor.Add(sum1.Data, proj.Data, x.Data)
+	attnOut := sum1
+	var mean1, rstd1 []float32
+	if la != nil {
+		attnOut, mean1, rstd1 = tensor.New(B, S, H), make([]float32, rows), make([]float32, rows)
+	}
+	tensor.LayerNorm(attnOut.Data, sum1.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
+
+	pre := tensor.New(B, S, I)
+	tensor.Linear(pre.Data, attnOut.Data, L.Inter.W.Data, L.Inter.B.Data, rows, H, I)
+	inter := pre
+	if la != nil {
+		inter = pre.Clone() // the activation's backward needs its input
+	}
+	tensor.ParallelFor(rows, func(lo, hi int) { p.act(inter.Data[lo*I : hi*I]) })
+	ffn := tensor.New(B, S, H)
+	tensor.Linear(ffn.Data, inter.Data, L.Out.W.Data, L.Out.B.Data, rows, I, H)
+	keep2 := p.drop.dropSequences(ffn.Data, B, siteFFNOutput, l)
+	sum2 := ffn
+	if lt != nil {
+		sum2 = tensor.New(B, S, H)
+	}
+	tensor.Add(sum2.Data, ffn.Data, attnOut.Data)
+	out := sum2
+	var mean2, rstd2 []float32
+	if la != nil {
+		out, mean2, rstd2 = tensor.New(B, S, H), make([]float32, rows), make([]float32, rows)
+	}
+	tensor.LayerNorm(out.Data, sum2.Data, L.OutLN.W.Data, L.OutLN.B.Data, H, p.eps, mean2, rstd2)
+
+	if lt != nil {
+		*lt = LayerTrace{Query: q, Key: k, Value: v, Scores: scores, Context: ctx, AttnProj: proj,
+			AttentionOutput: attnOut, Intermediate: inter, FFNOut: ffn}
+	}
+	if la != nil {
+		*la = layerActs{x: x, q: q, k: k, v: v, probs: probs, keepP: keepP, ctx: ctx,
+			keep1: keep1, sum1: sum1, mean1: mean1, rstd1: rstd1, attnOut: attnOut,
+			pre: pre, inter: inter, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
+	}
+	return out, probs
+}
+
+// pool is HF's BertPooler: tanh(dense(h[:, 0])). [B, H]
+func (m *Model) pool(h *tensor.Tensor, B, S int) *tensor.Tensor {
+	H := m.Config.HiddenSize
+	out := tensor.New(B, H)
+	// The first token of each sequence is row b·S·H of h: a strided operand, no copy.
+	tensor.Gemm(false, true, B, H, H, 1, h.Data, S*H, m.Pooler.W.Data, H, 0, out.Data, H)
+	tensor.AddBias(out.Data, m.Pooler.B.Data, H)
+	tensor.Tanh(out.Data)
+	return out
+}
+
+// mlmLogits runs the MLM head on h [B, S, H] (or on the rows listed), returning [B, S, V] or [R, V].
+func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *Trace) *tensor.Tensor {
+	H := m.Config.HiddenSize
+	in := h
+	n := B * S
+	if rows != nil {
+		n = len(rows)
+		in = tensor.New(n, H)
+		for i, r := range rows {
+			copy(in.Row(i), h.Data[r*H:(r+1)*H])
+		}
+	}
+	t, logits := m.mlmHead(in, n, p, nil)
+	if tr != nil {
+		tr.MLMTransform = t
+		if rows == nil {
+			tr.MLMTransform = &tensor.Tensor{Shape: []int{B, S, H}, Data: t.Data}
+		}
+	}
+	if rows == nil {
+		logits.Shape = []int{B, S, m.Config.VocabSize}
+	}
+	return logits
+}
+
+// mlmHead is HF's BertLMPredictionHead on in [n, H]: the transform (dense, act, LayerNorm)
+// [n, H] and the logits of the decoder plus bias [n, V]. ma (training) receives what
+// Backward needs.
+func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logits *tensor.Tensor) {
+	H, V := m.Config.HiddenSize, m.Config.VocabSize
+	pre := tensor.New(n, H)
+	tensor.Linear(pre.Data, in.Data, m.MLM.Transform.W.Data, m.MLM.Transform.B.Data, n, H, H)
+	a := pre
+	if ma != nil {
+		a = pre.Clone()
+	}
+	p.act(a.Data)
+	t = a
+	var mean, rstd []float32
+	if ma != nil {
+		t, mean, rstd = tensor.New(n, H), make([]float32, n), make([]float32, n)
+	}
+	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, H, p.eps, mean, rstd)
+	logits = tensor.New(n, V)
+	tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, H, V)
+	if ma != nil {
+		*ma = mlmActs{in: in, pre: pre, act: a, mean: mean, rstd: rstd, t: t}
+	}
+	return t, logits
+}

@@ -1,0 +1,466 @@
+package bert
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// This file checks the backward pass against central finite differences of an independent
+// float64 implementation of the same function: BertForPreTraining's loss, or a linear function
+// of the encoder outputs for the lower-level Backward, with the dropout masks of a training
+// pass applied at the same places. The padding row of the word embeddings is frozen in the
+// reference's lookup (HF's padding_idx): perturbing it moves only a tied decoder.
+
+// ref is a float64 BERT computed with plain loops.
+type ref struct {
+	c                 Config
+	p                 map[string][]float64 // parameters by HF name; a tied decoder shares the word embeddings' slice
+	padRow            []float64            // the lookup's frozen copy of the padding row
+	pooler, mlm, nsp  bool
+	hiddenP, attnP    float64   // dropout probabilities of the masks in use
+	embKeep           []uint8   // dropout masks, from a training pass; nil: none
+	keepP, keep1, kp2 [][]uint8 // per layer
+}
+
+const decoderName = "cls.predictions.decoder.weight"
+
+func newRef(m *Model) *ref {
+	r := &ref{c: m.Config, p: map[string][]float64{}, pooler: m.Pooler != nil, mlm: m.MLM != nil, nsp: m.NSP != nil}
+	for _, p := range m.Params() {
+		v := make([]float64, p.T.Len())
+		for i, x := range p.T.Data {
+			v[i] = float64(x)
+		}
+		r.p[p.Name] = v
+	}
+	word := r.p["bert.embeddings.word_embeddings.weight"]
+	if m.MLM != nil && m.MLM.Decoder == m.WordEmb {
+		r.p[decoderName] = word
+	}
+	H := m.Config.HiddenSize
+	r.padRow = append([]float64(nil), word[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
+	return r
+}
+
+// useMasks makes the reference apply the dropout masks a training pass drew.
+func (r *ref) useMasks(a *Activations) {
+	r.hiddenP, r.attnP = a.pass.drop.hidden, a.pass.drop.attn
+	r.embKeep = a.emb.keep
+	r.keepP, r.keep1, r.kp2 = nil, nil, nil
+	for _, la := range a.layers {
+		r.keepP = append(r.keepP, la.keepP)
+		r.keep1 = append(r.keep1, la.keep1)
+		r.kp2 = append(r.kp2, la.keep2)
+	}
+}
+
+func drop64(x []float64, keep []uint8, p float64) {
+	if keep == nil {
+		return
+	}
+	for i := range x {
+		if keep[i] == 0 {
+			x[i] = 0
+		} else {
+			x[i] /= 1 - p
+		}
+	}
+}
+
+func (r *ref) act(x []float64) {
+	for i, u := range x {
+		switch r.c.HiddenAct {
+		case "gelu":
+			x[i] = 0.5 * u * (1 + math.Erf(u/math.Sqrt2))
+		case "gelu_new":
+			x[i] = 0.5 * u * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(u+0.044715*u*u*u)))
+		case "relu":
+			x[i] = math.Max(u, 0)
+		case "tanh":
+			x[i] = math.Tanh(u)
+		case "silu":
+			x[i] = u / (1 + math.Exp(-u))
+		default:
+			panic("ref: activation " + r.c.HiddenAct)
+		}
+	}
+}
+
+// linear returns x[n, in] · w[out, in]ᵀ + b.
+func linear64(x, w, b []float64, n, in, out int) []float64 {
+	y := make([]float64, n*out)
+	for i := 0; i < n; i++ {
+		for o := 0; o < out; o++ {
+			s := b[o]
+			for k := 0; k < in; k++ {
+				s += x[i*in+k] * w[o*in+k]
+			}
+			y[i*out+o] = s
+		}
+	}
+	return y
+}
+
+func (r *ref) layerNorm(x []float64, name string) []float64 {
+	H := r.c.HiddenSize
+	g, b := r.p[name+".weight"], r.p[name+".bias"]
+	y := make([]float64, len(x))
+	for o := 0; o < len(x); o += H {
+		row := x[o : o+H]
+		var mu, v float64
+		for _, u := range row {
+			mu += u
+		}
+		mu /= float64(H)
+		for _, u := range row {
+			v += (u - mu) * (u - mu)
+		}
+		rs := 1 / math.Sqrt(v/float64(H)+r.c.LayerNormEps)
+		for j, u := range row {
+			y[o+j] = (u-mu)*rs*g[j] + b[j]
+		}
+	}
+	return y
+}
+
+// crossEntropy64 is the mean of -log softmax(row)[label] over labels not IgnoreIndex.
+func crossEntropy64(logits []float64, c int, labels []int) float64 {
+	var s float64
+	n := 0
+	for i, y := range labels {
+		if y == IgnoreIndex {
+			continue
+		}
+		row := logits[i*c : (i+1)*c]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, v)
+		}
+		var z float64
+		for _, v := range row {
+			z += math.Exp(v - mx)
+		}
+		s += -(row[y] - mx - math.Log(z))
+		n++
+	}
+	return s / float64(n)
+}
+
+type refOut struct {
+	hidden, pooled []float64
+	loss           float64
+}
+
+// forward computes the outputs and, for the labels given, BertForPreTraining's loss.
+func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
+	c := r.c
+	B, S, H, A, I := b.B, b.S, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize
+	d := H / A
+	n := B * S
+	word, pos, typ := r.p["bert.embeddings.word_embeddings.weight"], r.p["bert.embeddings.position_embeddings.weight"], r.p["bert.embeddings.token_type_embeddings.weight"]
+	x := make([]float64, n*H)
+	for i := 0; i < n; i++ {
+		id, t := b.InputIDs[i], b.TokenTypeIDs[i]
+		w := word[id*H : (id+1)*H]
+		if id == c.PadTokenID {
+			w = r.padRow
+		}
+		for j := 0; j < H; j++ {
+			x[i*H+j] = w[j] + typ[t*H+j] + pos[(i%S)*H+j]
+		}
+	}
+	h := r.layerNorm(x, "bert.embeddings.LayerNorm")
+	drop64(h, r.embKeep, r.hiddenP)
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		p := fmt.Sprintf("bert.encoder.layer.%d.", l)
+		lin := func(x []float64, name string, in, out int) []float64 {
+			return linear64(x, r.p[p+name+".weight"], r.p[p+name+".bias"], n, in, out)
+		}
+		q, k, v := lin(h, "attention.self.query", H, H), lin(h, "attention.self.key", H, H), lin(h, "attention.self.value", H, H)
+		ctx := make([]float64, n*H)
+		for bi := 0; bi < B; bi++ {
+			for hd := 0; hd < A; hd++ {
+				bh := bi*A + hd
+				for i := 0; i < S; i++ {
+					sc := make([]float64, S)
+					mx := math.Inf(-1)
+					for j := 0; j < S; j++ {
+						var s float64
+						for t := 0; t < d; t++ {
+							s += q[(bi*S+i)*H+hd*d+t] * k[(bi*S+j)*H+hd*d+t]
+						}
+						s /= math.Sqrt(float64(d))
+						if b.AttentionMask[bi*S+j] == 0 {
+							s += MaskValue
+						}
+						sc[j] = s
+						mx = math.Max(mx, s)
+					}
+					var z float64
+					for j := range sc {
+						sc[j] = math.Exp(sc[j] - mx)
+						z += sc[j]
+					}
+					for j := range sc {
+						sc[j] /= z
+					}
+					if r.keepP != nil {
+						drop64(sc, r.keepP[l][(bh*S+i)*S:], r.attnP)
+					}
+					for t := 0; t < d; t++ {
+						var s float64
+						for j := 0; j < S; j++ {
+							s += sc[j] * v[(bi*S+j)*H+hd*d+t]
+						}
+						ctx[(bi*S+i)*H+hd*d+t] = s
+					}
+				}
+			}
+		}
+		proj := lin(ctx, "attention.output.dense", H, H)
+		if r.keep1 != nil {
+			drop64(proj, r.keep1[l], r.hiddenP)
+		}
+		for i := range proj {
+			proj[i] += h[i]
+		}
+		a := r.layerNorm(proj, p+"attention.output.LayerNorm")
+		inter := lin(a, "intermediate.dense", H, I)
+		r.act(inter)
+		f := lin(inter, "output.dense", I, H)
+		if r.kp2 != nil {
+			drop64(f, r.kp2[l], r.hiddenP)
+		}
+		for i := range f {
+			f[i] += a[i]
+		}
+		h = r.layerNorm(f, p+"output.LayerNorm")
+	}
+	out := refOut{hidden: h}
+	if r.pooler {
+		first := make([]float64, B*H)
+		for bi := 0; bi < B; bi++ {
+			copy(first[bi*H:], h[bi*S*H:bi*S*H+H])
+		}
+		out.pooled = linear64(first, r.p["bert.pooler.dense.weight"], r.p["bert.pooler.dense.bias"], B, H, H)
+		for i, u := range out.pooled {
+			out.pooled[i] = math.Tanh(u)
+		}
+	}
+	if mlmLabels != nil {
+		t := linear64(h, r.p["cls.predictions.transform.dense.weight"], r.p["cls.predictions.transform.dense.bias"], n, H, H)
+		r.act(t)
+		t = r.layerNorm(t, "cls.predictions.transform.LayerNorm")
+		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, H, c.VocabSize)
+		out.loss += crossEntropy64(logits, c.VocabSize, mlmLabels)
+	}
+	if nspLabels != nil {
+		logits := linear64(out.pooled, r.p["cls.seq_relationship.weight"], r.p["cls.seq_relationship.bias"], B, H, 2)
+		out.loss += crossEntropy64(logits, 2, nspLabels)
+	}
+	return out
+}
+
+// gradCheckModel is a tiny random model whose every parameter, biases and LayerNorm included,
+// is far from its initial value, so that every term of the gradient shows.
+func gradCheckModel(t *testing.T, act string, tied bool, heads Heads) *Model {
+	t.Helper()
+	c := DefaultConfig()
+	c.VocabSize, c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.IntermediateSize = 16, 8, 2, 2, 12
+	c.MaxPositionEmbeddings, c.TypeVocabSize, c.HiddenAct, c.TieWordEmbeddings = 8, 2, act, tied
+	c.HiddenDropoutProb, c.AttentionProbsDropoutProb = 0.2, 0.3
+	c.InitializerRange = 0.5
+	m, err := NewRandom(c, heads, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, p := range m.Params() {
+		if len(p.T.Shape) == 1 {
+			base := 0.0
+			if p.T.Len() == c.HiddenSize && p.Name[len(p.Name)-7:] == ".weight" {
+				base = 1 // LayerNorm weights
+			}
+			for i := range p.T.Data {
+				p.T.Data[i] = float32(base + 0.3*rng.NormFloat64())
+			}
+		}
+	}
+	for i := range m.WordEmb.Row(c.PadTokenID) {
+		m.WordEmb.Row(c.PadTokenID)[i] = float32(0.5 * rng.NormFloat64())
+	}
+	return m
+}
+
+// gradCheckBatch has a [PAD] id at an attended position (sequence 0) and padding with an MLM
+// label on a padded position (sequence 1).
+func gradCheckBatch() (Batch, []int, []int) {
+	b := Batch{B: 2, S: 5,
+		InputIDs:      []int{1, 5, 0, 7, 2, 1, 9, 3, 0, 0},
+		TokenTypeIDs:  []int{0, 0, 1, 1, 1, 0, 0, 1, 0, 0},
+		AttentionMask: []int{1, 1, 1, 1, 1, 1, 1, 1, 0, 0},
+	}
+	mlm := []int{-100, 4, -100, 11, -100, -100, -100, 6, -100, 8}
+	return b, mlm, []int{0, 1}
+}
+
+// fdCoords picks the coordinates of a parameter to check: a few at random, plus for the word
+// embeddings one of the padding row and some of rows the batch looks up.
+func fdCoords(name string, shape []int, b Batch, pad int, rng *rand.Rand) []int {
+	n := tensor.NumElements(shape)
+	var cs []int
+	for range 4 {
+		cs = append(cs, rng.IntN(n))
+	}
+	if name == "bert.embeddings.word_embeddings.weight" || name == decoderName {
+		H := shape[1]
+		cs = append(cs, pad*H+rng.IntN(H), b.InputIDs[1]*H+rng.IntN(H), b.InputIDs[6]*H+rng.IntN(H))
+	}
+	return cs
+}
+
+func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	tests := []struct {
+		name     string
+		act      string
+		tied     bool
+		heads    Heads
+		dropout  bool
+		mlm, nsp bool // pre-training losses; neither: a linear function of the outputs via Backward
+		dHidden  bool
+		dPooled  bool
+	}{
+		{name: "pre-training gelu", act: "gelu", tied: true, heads: AllHeads, mlm: true, nsp: true},
+		{name: "pre-training gelu dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true},
+		{name: "pre-training gelu_new untied dropout", act: "gelu_new", heads: AllHeads, dropout: true, mlm: true, nsp: true},
+		{name: "MLM only relu dropout", act: "relu", tied: true, heads: AllHeads, dropout: true, mlm: true},
+		{name: "NSP only silu", act: "silu", tied: true, heads: AllHeads, nsp: true},
+		{name: "MLM tanh dropout", act: "tanh", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true},
+		{name: "encoder d hidden and d pooled dropout", act: "gelu", heads: Heads{Pooler: true}, dropout: true, dHidden: true, dPooled: true},
+		{name: "encoder d pooled", act: "gelu", heads: Heads{Pooler: true}, dPooled: true},
+		{name: "encoder d hidden, no pooler", act: "gelu", heads: Heads{}, dropout: true, dHidden: true},
+	}
+	for ti, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := gradCheckModel(t, tc.act, tc.tied, tc.heads)
+			b, mlm, nsp := gradCheckBatch()
+			if !tc.mlm {
+				mlm = nil
+			}
+			if !tc.nsp {
+				nsp = nil
+			}
+			opt := TrainOptions{Dropout: tc.dropout, Seed: uint64(100 + ti)}
+			a, err := m.ForwardTrain(b, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newRef(m)
+			if tc.dropout {
+				r.useMasks(a)
+				if a.emb.keep == nil || a.layers[0].keepP == nil {
+					t.Fatal("dropout on, but no masks")
+				}
+			}
+			g := m.NewGrads()
+			var loss func(o refOut) float64
+			var got float64
+			if tc.mlm || tc.nsp {
+				l, err := m.ForwardBackward(b, mlm, nsp, opt, g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = l.Total
+				loss = func(o refOut) float64 { return o.loss }
+			} else {
+				// loss = sum(wh ⊙ hidden) + sum(wp ⊙ pooled) with fixed random weights.
+				rng := rand.New(rand.NewPCG(9, 9))
+				var dh, dp *tensor.Tensor
+				if tc.dHidden {
+					dh = tensor.New(a.Hidden.Shape...)
+					for i := range dh.Data {
+						dh.Data[i] = float32(rng.NormFloat64())
+					}
+				}
+				if tc.dPooled {
+					dp = tensor.New(a.Pooled.Shape...)
+					for i := range dp.Data {
+						dp.Data[i] = float32(rng.NormFloat64())
+					}
+				}
+				if err := m.Backward(a, dh, dp, g); err != nil {
+					t.Fatal(err)
+				}
+				dot := func(w *tensor.Tensor, x []float64) float64 {
+					var s float64
+					if w != nil {
+						for i, v := range w.Data {
+							s += float64(v) * x[i]
+						}
+					}
+					return s
+				}
+				loss = func(o refOut) float64 { return dot(dh, o.hidden) + dot(dp, o.pooled) }
+				got = loss(refOut{hidden: f64(a.Hidden.Data), pooled: f64(a.Pooled)})
+			}
+			want := loss(r.forward(b, mlm, nsp))
+			if math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Errorf("loss %.9g, float64 reference %.9g", got, want)
+			}
+
+			grads := map[string]*tensor.Tensor{}
+			for _, p := range g.Params() {
+				grads[p.Name] = p.T
+			}
+			if m.MLM != nil && m.MLM.Decoder == m.WordEmb {
+				grads[decoderName] = grads["bert.embeddings.word_embeddings.weight"]
+			}
+			const h = 1e-5
+			rng := rand.New(rand.NewPCG(uint64(ti), 1))
+			var worst float64
+			checked := 0
+			for _, p := range m.Params() {
+				vals := r.p[p.Name]
+				for _, i := range fdCoords(p.Name, p.T.Shape, b, m.Config.PadTokenID, rng) {
+					orig := vals[i]
+					vals[i] = orig + h
+					lp := loss(r.forward(b, mlm, nsp))
+					vals[i] = orig - h
+					lm := loss(r.forward(b, mlm, nsp))
+					vals[i] = orig
+					fd := (lp - lm) / (2 * h)
+					an := float64(grads[p.Name].Data[i])
+					diff := math.Abs(an - fd)
+					worst = math.Max(worst, diff/(1e-3+math.Abs(fd)))
+					if diff > 2e-5+1e-3*math.Abs(fd) {
+						t.Errorf("%s[%d]: gradient %.7g, finite difference %.7g", p.Name, i, an, fd)
+					}
+					checked++
+				}
+			}
+			t.Logf("%d coordinates; worst |grad - fd| / (1e-3 + |fd|) = %.3g", checked, worst)
+		})
+	}
+}
+
+func f64(x any) []float64 {
+	var d []float32
+	switch v := x.(type) {
+	case []float32:
+		d = v
+	case *tensor.Tensor:
+		if v == nil {
+			return nil
+		}
+		d = v.Data
+	}
+	out := make([]float64, len(d))
+	for i, u := range d {
+		out[i] = float64(u)
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package bert
+
+import (
+	"fmt"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// Grads holds d loss / d parameter for every parameter of a model, each tensor shaped like its
+// parameter. Backward and ForwardBackward add to it (+=), so that the gradients of several
+// batches accumulate until Zero. When the model's MLM decoder is tied to the word embeddings,
+// so are their gradients: one tensor, the sum of the lookup and decoder gradients.
+type Grads struct {
+	g *Model // a model-shaped holder: its parameters are the gradients
+}
+
+// NewGrads returns zero gradients shaped like m's parameters, with the same heads and tying.
+func (m *Model) NewGrads() *Grads {
+	z := func(t *tensor.Tensor) *tensor.Tensor {
+		if t == nil {
+			return nil
+		}
+		return tensor.New(t.Shape...)
+	}
+	lin := func(l Linear) Linear { return Linear{W: z(l.W), B: z(l.B)} }
+	ln := func(l LayerNorm) LayerNorm { return LayerNorm{W: z(l.W), B: z(l.B)} }
+	g := &Model{Config: m.Config, WordEmb: z(m.WordEmb), PosEmb: z(m.PosEmb), TypeEmb: z(m.TypeEmb),
+		EmbLN: ln(m.EmbLN), Layers: make([]Layer, len(m.Layers))}
+	for i, l := range m.Layers {
+		g.Layers[i] = Layer{Query: lin(l.Query), Key: lin(l.Key), Value: lin(l.Value),
+			AttnOut: lin(l.AttnOut), AttnLN: ln(l.AttnLN), Inter: lin(l.Inter), Out: lin(l.Out), OutLN: ln(l.OutLN)}
+	}
+	if m.Pooler != nil {
+		p := lin(*m.Pooler)
+		g.Pooler = &p
+	}
+	if m.MLM != nil {
+		g.MLM = &MLMHead{Transform: lin(m.MLM.Transform), LN: ln(m.MLM.LN), Bias: z(m.MLM.Bias), Decoder: g.WordEmb}
+		if m.MLM.Decoder != m.WordEmb {
+			g.MLM.Decoder = z(m.MLM.Decoder)
+		}
+	}
+	if m.NSP != nil {
+		p := lin(*m.NSP)
+		g.NSP = &p
+	}
+	return &Grads{g: g}
+}
+
+// Params lists the gradients with the names of the parameters, in the order of Model.Params
+// of the model that made them: g.Params()[i] is the gradient of m.Params()[i].
+func (g *Grads) Params() []Param { return g.g.Params() }
+
+// Zero sets every gradient to 0.
+func (g *Grads) Zero() {
+	for _, p := range g.Params() {
+		p.T.Zero()
+	}
+}
+
+// check reports whether g holds gradients for m's parameters.
+func (g *Grads) check(m *Model) error {
+	if g == nil || g.g == nil {
+		return fmt.Errorf("gradients: nil (use Model.NewGrads)")
+	}
+	mp, gp := m.Params(), g.Params()
+	if len(mp) != len(gp) {
+		return fmt.Errorf("gradients: %d tensors for a model of %d parameters", len(gp), len(mp))
+	}
+	for i := range mp {
+		if mp[i].Name != gp[i].Name || !tensor.SameShape(mp[i].T.Shape, gp[i].T.Shape) {
+			return fmt.Errorf("gradients: %s %s does not match the model's %s %s", gp[i].Name,
+				tensor.ShapeString(gp[i].T.Shape), mp[i].Name, tensor.ShapeString(mp[i].T.Shape))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package bert
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// Linear is a torch.nn.Linear: y = x·Wᵀ + B.
+type Linear struct {
+	W *tensor.Tensor // [out, in]
+	B *tensor.Tensor // [out]
+}
+
+// LayerNorm holds the affine parameters of a torch.nn.LayerNorm.
+type LayerNorm struct {
+	W *tensor.Tensor // [H] ("weight", "gamma" in TF-era files)
+	B *tensor.Tensor // [H] ("bias", "beta")
+}
+
+// Layer is one transformer block (HF BertLayer): self-attention, output projection with
+// residual and LayerNorm, then the GELU feed-forward with residual and LayerNorm.
+type Layer struct {
+	Query, Key, Value Linear    // attention.self.{query,key,value}: [H, H]
+	AttnOut           Linear    // attention.output.dense: [H, H]
+	AttnLN            LayerNorm // attention.output.LayerNorm
+	Inter             Linear    // intermediate.dense: [I, H]
+	Out               Linear    // output.dense: [H, I]
+	OutLN             LayerNorm // output.LayerNorm
+}
+
+// MLMHead is HF's BertLMPredictionHead (cls.predictions): dense -> act -> LayerNorm -> decoder.
+type MLMHead struct {
+	Transform Linear         // cls.predictions.transform.dense: [H, H]
+	LN        LayerNorm      // cls.predictions.transform.LayerNorm
+	Decoder   *tensor.Tensor // [V, H]; the word embeddings themselves when tied
+	Bias      *tensor.Tensor // cls.predictions.bias: [V]
+}
+
+// Model is BERT with HF BertForPreTraining's parameters. Pooler, MLM and NSP are nil when the
+// checkpoint has no such head (a BertModel or BertForMaskedLM checkpoint).
+type Model struct {
+	Config Config
+
+	WordEmb *tensor.Tensor // bert.embeddings.word_embeddings.weight: [V, H]
+	PosEmb  *tensor.Tensor // bert.embeddings.position_embeddings.weight: [P, H]
+	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, H]
+	EmbLN   LayerNorm      // bert.embeddings.LayerNorm
+
+	Layers []Layer
+
+	Pooler *Linear  // bert.pooler.dense: [H, H]
+	MLM    *MLMHead // cls.predictions
+	NSP    *Linear  // cls.seq_relationship: [2, H]
+}
+
+// Param is one named parameter tensor.
+type Param struct {
+	Name string
+	T    *tensor.Tensor
+}
+
+// Heads selects which heads a new model has.
+type Heads struct{ Pooler, MLM, NSP bool }
+
+// AllHeads is BertForPreTraining's set of heads.
+var AllHeads = Heads{Pooler: true, MLM: true, NSP: true}
+
+// NewModel allocates a model with zero parameters (LayerNorm weights 1) for c, with the given heads.
+func NewModel(c Config, heads Heads) (*Model, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	H, I := c.HiddenSize, c.IntermediateSize
+	lin := func(out, in int) Linear { return Linear{W: tensor.New(out, in), B: tensor.New(out)} }
+	ln := func() LayerNorm {
+		w := tensor.New(H)
+		for i := range w.Data {
+			w.Data[i] = 1
+		}
+		return LayerNorm{W: w, B: tensor.New(H)}
+	}
+	m := &Model{
+		Config:  c,
+		WordEmb: tensor.New(c.VocabSize, H),
+		PosEmb:  tensor.New(c.MaxPositionEmbeddings, H),
+		TypeEmb: tensor.New(c.TypeVocabSize, H),
+		EmbLN:   ln(),
+		Layers:  make([]Layer, c.NumHiddenLayers),
+	}
+	for l := range m.Layers {
+		m.Layers[l] = Layer{
+			Query: lin(H, H), Key: lin(H, H), Value: lin(H, H),
+			AttnOut: lin(H, H), AttnLN: ln(),
+			Inter: lin(I, H), Out: lin(H, I), OutLN: ln(),
+		}
+	}
+	if heads.Pooler {
+		p := lin(H, H)
+		m.Pooler = &p
+	}
+	if heads.MLM {
+		m.MLM = &MLMHead{Transform: lin(H, H), LN: ln(), Bias: tensor.New(c.VocabSize)}
+		if c.TieWordEmbeddings {
+			m.MLM.Decoder = m.WordEmb
+		} else {
+			m.MLM.Decoder = tensor.New(c.VocabSize, H)
+		}
+	}
+	if heads.NSP {
+		p := lin(2, H)
+		m.NSP = &p
+	}
+	return m, nil
+}
+
+// NewRandom returns a model initialised as HF's BertPreTrainedModel._init_weights does:
+// weights of linear and embedding layers from N(0, initializer_range²), biases 0, LayerNorm 1 and 0,
+// and the padding row of the word embeddings 0. The same seed gives the same weights.
+func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
+	m, err := NewModel(c, heads)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x62657274))
+	std := c.InitializerRange
+	for _, p := range m.Params() {
+		if p.T.Len() == 0 || len(p.T.Shape) != 2 {
+			continue // biases and LayerNorm keep their 0 / 1
+		}
+		for i := range p.T.Data {
+			p.T.Data[i] = float32(rng.NormFloat64() * std)
+		}
+	}
+	clear(m.WordEmb.Row(c.PadTokenID))
+	return m, nil
+}
+
+// Params lists every unique parameter with its HF BertForPreTraining name, in the order HF's
+// state_dict lists them. A tied decoder is not listed (it is the word embeddings).
+func (m *Model) Params() []Param {
+	var ps []Param
+	add := func(name string, t *tensor.Tensor) { ps = append(ps, Param{name, t}) }
+	addLin := func(prefix string, l Linear) {
+		add(prefix+".weight", l.W)
+		add(prefix+".bias", l.B)
+	}
+	addLN := func(prefix string, l LayerNorm) {
+		add(prefix+".weight", l.W)
+		add(prefix+".bias", l.B)
+	}
+	add("bert.embeddings.word_embeddings.weight", m.WordEmb)
+	add("bert.embeddings.position_embeddings.weight", m.PosEmb)
+	add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
+	addLN("bert.embeddings.LayerNorm", m.EmbLN)
+	for i, l := range m.Layers {
+		p := fmt.Sprintf("bert.encoder.layer.%d.", i)
+		addLin(p+"attention.self.query", l.Query)
+		addLin(p+"attention.self.key", l.Key)
+		addLin(p+"attention.self.value", l.Value)
+		addLin(p+"attention.output.dense", l.AttnOut)
+		addLN(p+"attention.output.LayerNorm", l.AttnLN)
+		addLin(p+"intermediate.dense", l.Inter)
+		addLin(p+"output.dense", l.Out)
+		addLN(p+"output.LayerNorm", l.OutLN)
+	}
+	if m.Pooler != nil {
+		addLin("bert.pooler.dense", *m.Pooler)
+	}
+	if m.MLM != nil {
+		add("cls.predictions.bias", m.MLM.Bias)
+		addLin("cls.predictions.transform.dense", m.MLM.Transform)
+		addLN("cls.predictions.transform.LayerNorm", m.MLM.LN)
+		if m.MLM.Decoder != m.WordEmb {
+			add("cls.predictions.decoder.weight", m.MLM.Decoder)
+		}
+	}
+	if m.NSP != nil {
+		addLin("cls.seq_relationship", *m.NSP)
+	}
+	return ps
+}
+
+// NumParams is the number of unique parameters (a tied decoder counted once), as HF's
+// model.num_parameters() reports.
+func (m *Model) NumParams() int64 {
+	var n int64
+	for _, p := range m.Params() {
+		n += int64(p.T.Len())
+	}
+	return n
+}
+
+// HeadNames lists the heads the model has ("pooler", "mlm", "nsp").
+func (m *Model) HeadNames() []string {
+	var h []string
+	if m.Pooler != nil {
+		h = append(h, "pooler")
+	}
+	if m.MLM != nil {
+		h = append(h, "mlm")
+	}
+	if m.NSP != nil {
+		h = append(h, "nsp")
+	}
+	return h
+}
+
+// ParamCount is the number of unique parameters a model of this config with these heads has,
+// computed without allocating it (HF's num_parameters(); a tied decoder counted once).
+func (c Config) ParamCount(heads Heads) int64 {
+	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(c.TypeVocabSize)
+	H, I, L := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumHiddenLayers)
+	lin := func(out, in int64) int64 { return out*in + out }
+	n := (V+P+T)*H + 2*H
+	n += L * (4*lin(H, H) + 2*H + lin(I, H) + lin(H, I) + 2*H)
+	if heads.Pooler {
+		n += lin(H, H)
+	}
+	if heads.MLM {
+		n += lin(H, H) + 2*H + V
+		if !c.TieWordEmbeddings {
+			n += V * H
+		}
+	}
+	if heads.NSP {
+		n += lin(2, H)
+	}
+	return n
+}

@@ -1,0 +1,111 @@
+package bert
+
+import (
+	"fmt"
+
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// TrainOptions choose how a training forward pass runs.
+type TrainOptions struct {
+	// Dropout turns on training-mode dropout where HF's BertModel applies it, with the config's
+	// probabilities: hidden_dropout_prob on the embedding output and on the outputs of the
+	// attention and feed-forward dense layers (before their residual sums),
+	// attention_probs_dropout_prob on the attention probabilities. Off, the pass is eval mode:
+	// deterministic and equal to Forward.
+	Dropout bool
+	// Seed selects the dropout masks: the same seed gives the same masks on any machine and any
+	// number of goroutines. A training loop passes a new seed every step (e.g. its run seed
+	// mixed with the step number).
+	Seed uint64
+}
+
+func (o TrainOptions) dropout(c Config) dropoutConfig {
+	if !o.Dropout {
+		return dropoutConfig{}
+	}
+	return dropoutConfig{hidden: c.HiddenDropoutProb, attn: c.AttentionProbsDropoutProb, seed: o.Seed}
+}
+
+// Activations are what a training forward pass (ForwardTrain) keeps for Backward: the
+// inputs of every layer and LayerNorm, the LayerNorm statistics, the attention probabilities
+// and the dropout masks. Hidden and Pooled are the outputs a task head reads. Backward does
+// not change an Activations, so it can be used for several backward passes.
+type Activations struct {
+	Hidden *tensor.Tensor // last_hidden_state: [B, S, H]
+	Pooled *tensor.Tensor // pooler_output: [B, H]; nil without a pooler
+
+	batch  Batch // the batch as given (not copied)
+	pass   *pass
+	emb    embActs
+	layers []layerActs
+}
+
+// Batch returns the batch the activations were computed from.
+func (a *Activations) Batch() Batch { return a.batch }
+
+// embActs are the embeddings' activations.
+type embActs struct {
+	sum        *tensor.Tensor // word + type + position, the LayerNorm input: [B, S, H]
+	mean, rstd []float32      // LayerNorm statistics: [B*S]
+	keep       []uint8        // dropout mask [B*S*H]; nil without dropout
+}
+
+// layerActs are one transformer block's activations. [B, S, H] unless noted.
+type layerActs struct {
+	x            *tensor.Tensor // block input (the previous block's output)
+	q, k, v      *tensor.Tensor // projections before the head split
+	probs        *tensor.Tensor // attention probabilities before dropout: [B, A, S, S]
+	keepP        []uint8        // attention dropout mask [B*A*S*S]; nil without dropout
+	ctx          *tensor.Tensor // probabilities · V, heads merged
+	keep1        []uint8        // dropout mask of the attention output dense; nil without dropout
+	sum1         *tensor.Tensor // dropout(dense(ctx)) + x, the first LayerNorm's input
+	mean1, rstd1 []float32      // its statistics [B*S]
+	attnOut      *tensor.Tensor // the first LayerNorm's output
+	pre          *tensor.Tensor // intermediate dense output before the activation: [B, S, I]
+	inter        *tensor.Tensor // act(pre): [B, S, I]
+	keep2        []uint8        // dropout mask of the output dense; nil without dropout
+	sum2         *tensor.Tensor // dropout(dense(inter)) + attnOut, the second LayerNorm's input
+	mean2, rstd2 []float32      // its statistics [B*S]
+}
+
+// mlmActs are the MLM head's activations on n rows. [n, H]
+type mlmActs struct {
+	in         *tensor.Tensor // the hidden states the head reads
+	pre        *tensor.Tensor // transform dense output
+	act        *tensor.Tensor // act(pre), the LayerNorm input
+	mean, rstd []float32      // LayerNorm statistics [n]
+	t          *tensor.Tensor // the transform output, the decoder input
+}
+
+// ForwardTrain runs the encoder and the pooler in training mode (dropout as opt says) and
+// keeps the activations that Backward needs. The batch's slices must not change until the
+// last Backward on the result.
+func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
+	if err := b.Validate(m.Config); err != nil {
+		return nil, err
+	}
+	p, err := m.newPass(b, opt.dropout(m.Config))
+	if err != nil {
+		return nil, err
+	}
+	a := &Activations{batch: b, pass: p}
+	a.Hidden = m.encode(b, p, nil, a)
+	if m.Pooler != nil {
+		a.Pooled = m.pool(a.Hidden, b.B, b.S)
+	}
+	return a, nil
+}
+
+// checkActivations reports whether a was computed by a model of m's shape.
+func (m *Model) checkActivations(a *Activations) error {
+	if a == nil || a.pass == nil {
+		return fmt.Errorf("backward: no activations (use ForwardTrain)")
+	}
+	H := m.Config.HiddenSize
+	if len(a.layers) != len(m.Layers) || a.Hidden.Len() != a.pass.B*a.pass.S*H {
+		return fmt.Errorf("backward: activations of a different model (%d layers, hidden %v; model has %d layers, hidden %d)",
+			len(a.layers), a.Hidden.Shape, len(m.Layers), H)
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+// Package checkpoint reads and writes model files: safetensors (safetensors.go) and the
+// HuggingFace folder layout of a BERT model (config.json, model.safetensors, vocab.txt,
+// tokenizer_config.json), including the variants real checkpoints come in.
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tensor"
+	"github.com/bertlab/bertlab/core/tokenizer"
+)
+
+// File names of the HF folder layout.
+const (
+	ConfigFile          = "config.json"
+	WeightsFile         = "model.safetensors"
+	VocabFile           = "vocab.txt"
+	TokenizerConfigFile = "tokenizer_config.json"
+)
+
+// Report says how a checkpoint's tensors were matched to the model.
+type Report struct {
+	File    string   // the weights file read
+	DType   string   // storage dtype(s) found, e.g. "F32" or "F16"
+	Absent  []string // heads not in the file: "pooler", "mlm", "nsp"
+	Ignored []string // tensors in the file that the model does not use
+	Notes   []string // variants handled: legacy names, tied decoder present, stale buffers
+}
+
+// Folder is a loaded HF model folder.
+type Folder struct {
+	Dir       string
+	Model     *bert.Model
+	Tokenizer *tokenizer.Tokenizer // nil if the folder has no vocab.txt
+	Report    *Report
+}
+
+// LoadFolder loads config.json, model.safetensors and, when present, vocab.txt and
+// tokenizer_config.json from dir.
+func LoadFolder(dir string) (*Folder, error) {
+	cfgBytes, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	cfg, err := bert.ParseConfig(cfgBytes)
+	if err != nil {
+		return nil, fmt.Errorf("model folder %s: %s: %w", dir, ConfigFile, err)
+	}
+	wpath := filepath.Join(dir, WeightsFile)
+	if _, err := os.Stat(wpath); err != nil {
+		if _, err2 := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err2 == nil {
+			return nil, fmt.Errorf("model folder %s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", dir, WeightsFile)
+		}
+		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	m, rep, err := LoadModel(wpath, cfg)
+	if err != nil {
+		return nil, err
+	}
+	f := &Folder{Dir: dir, Model: m, Report: rep}
+	if _, err := os.Stat(filepath.Join(dir, VocabFile)); err == nil {
+		tok, err := tokenizer.LoadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("model folder %s: %w", dir, err)
+		}
+		if n := tok.Vocab().Len(); n > cfg.VocabSize {
+			return nil, fmt.Errorf("model folder %s: %s has %d tokens but config.json vocab_size is %d", dir, VocabFile, n, cfg.VocabSize)
+		}
+		f.Tokenizer = tok
+	}
+	return f, nil
+}
+
+// bodyKey maps a file's tensor name to the name Model.Params uses: legacy gamma/beta renamed,
+// and a BertModel checkpoint's bare "embeddings."/"encoder."/"pooler." given the "bert." prefix.
+func bodyKey(name string) string {
+	n := CanonicalName(name)
+	for _, p := range []string{"embeddings.", "encoder.", "pooler."} {
+		if strings.HasPrefix(n, p) {
+			return "bert." + n
+		}
+	}
+	return n
+}
+
+// LoadModel reads the safetensors file at path into a new model of config cfg. The heads
+// present in the file decide the model's heads. Tensors are read straight into the model's
+// parameters (no second copy of the weights).
+func LoadModel(path string, cfg bert.Config) (*bert.Model, *Report, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return loadModel(f, path, cfg)
+}
+
+// LoadModelReader is LoadModel for a safetensors file held in memory or any io.ReaderAt
+// (the browser has no file system); name is used in messages.
+func LoadModelReader(r io.ReaderAt, size int64, name string, cfg bert.Config) (*bert.Model, *Report, error) {
+	f, err := NewReader(r, size, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return loadModel(f, name, cfg)
+}
+
+func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, error) {
+	rep := &Report{File: path}
+
+	byKey := map[string]string{} // our name -> file name
+	dtypes := map[string]bool{}
+	for _, name := range f.Names() {
+		key := bodyKey(name)
+		if key != name && CanonicalName(name) != name {
+			rep.Notes = appendOnce(rep.Notes, "legacy LayerNorm gamma/beta names")
+		}
+		if prev, dup := byKey[key]; dup {
+			return nil, nil, fmt.Errorf("checkpoint %s: tensors %q and %q both map to %q", path, prev, name, key)
+		}
+		byKey[key] = name
+		info, _ := f.Info(name)
+		dtypes[string(info.DType)] = true
+	}
+	for d := range dtypes {
+		rep.DType = joinSorted(rep.DType, d)
+	}
+	has := func(k string) bool { _, ok := byKey[k]; return ok }
+	heads := bert.Heads{
+		Pooler: has("bert.pooler.dense.weight"),
+		MLM:    has("cls.predictions.transform.dense.weight"),
+		NSP:    has("cls.seq_relationship.weight"),
+	}
+	if heads.NSP && !heads.Pooler {
+		return nil, nil, fmt.Errorf("checkpoint %s: has cls.seq_relationship but no bert.pooler.dense", path)
+	}
+	for _, h := range []struct {
+		on   bool
+		name string
+	}{{heads.Pooler, "pooler"}, {heads.MLM, "mlm"}, {heads.NSP, "nsp"}} {
+		if !h.on {
+			rep.Absent = append(rep.Absent, h.name)
+		}
+	}
+	m, err := bert.NewModel(cfg, heads)
+	if err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	used := map[string]bool{}
+	read := func(key string, t *tensor.Tensor) error {
+		name := byKey[key]
+		used[key] = true
+		info, _ := f.Info(name)
+		if !tensor.SameShape(info.Shape, t.Shape) {
+			return fmt.Errorf("checkpoint %s: tensor %q: shape %s, config.json expects %s", path, name, tensor.ShapeString(info.Shape), tensor.ShapeString(t.Shape))
+		}
+		if err := f.ReadFloat32(name, t.Data); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		return nil
+	}
+	for _, p := range m.Params() {
+		if !has(p.Name) {
+			if p.Name == "cls.predictions.bias" && has("cls.predictions.decoder.bias") {
+				if err := read("cls.predictions.decoder.bias", p.T); err != nil {
+					return nil, nil, err
+				}
+				rep.Notes = append(rep.Notes, "MLM bias read from cls.predictions.decoder.bias")
+				continue
+			}
+			if p.Name == "cls.predictions.bias" {
+				rep.Notes = append(rep.Notes, "cls.predictions.bias absent: initialised to 0")
+				continue
+			}
+			return nil, nil, fmt.Errorf("checkpoint %s: tensor %q missing (shape %s expected)", path, p.Name, tensor.ShapeString(p.T.Shape))
+		}
+		if err := read(p.Name, p.T); err != nil {
+			return nil, nil, err
+		}
+	}
+	if heads.MLM {
+		const dec = "cls.predictions.decoder.weight"
+		switch {
+		case cfg.TieWordEmbeddings && has(dec):
+			used[dec] = true
+			rep.Notes = append(rep.Notes, "decoder weight present; tied to the word embeddings as transformers does")
+		case cfg.TieWordEmbeddings:
+			rep.Notes = append(rep.Notes, "decoder weight absent; tied to the word embeddings")
+		}
+		if has("cls.predictions.decoder.bias") {
+			used["cls.predictions.decoder.bias"] = true
+		}
+	}
+	for key, name := range byKey {
+		if used[key] {
+			continue
+		}
+		if strings.HasSuffix(key, "embeddings.position_ids") {
+			rep.Notes = append(rep.Notes, "stale buffer "+name+" ignored")
+			continue
+		}
+		rep.Ignored = append(rep.Ignored, name)
+	}
+	sort.Strings(rep.Ignored)
+	return m, rep, nil
+}
+
+// SaveOptions choose how SaveFolder stores the weights.
+type SaveOptions struct {
+	// DType of the weights: "F32" (default), "F16" or "BF16".
+	DType DType
+}
+
+// SaveFolder writes m (and tok, if not nil) to dir in HF layout, each file written to a
+// temporary name and renamed, so a crash never leaves a half-written file.
+func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOptions) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save %s: %w", dir, err)
+	}
+	cfg := m.Config
+	arch := "BertModel"
+	switch {
+	case m.MLM != nil && m.NSP != nil:
+		arch = "BertForPreTraining"
+	case m.MLM != nil:
+		arch = "BertForMaskedLM"
+	}
+	if _, ok := cfg.Extra["architectures"]; !ok {
+		if err := cfg.SetExtra("architectures", []string{arch}); err != nil {
+			return err
+		}
+	}
+	cj, err := cfg.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("save %s: config: %w", dir, err)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
+		return err
+	}
+	var ts []Tensor
+	for _, p := range m.Params() {
+		ts = append(ts, Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+	}
+	dt := opt.DType
+	if dt == "" {
+		dt = F32
+	}
+	if err := Write(filepath.Join(dir, WeightsFile), ts, WriteOptions{DType: dt, Metadata: map[string]string{"format": "pt"}}); err != nil {
+		return fmt.Errorf("save %s: %w", dir, err)
+	}
+	if tok != nil {
+		if err := tok.SaveDir(dir); err != nil {
+			return fmt.Errorf("save %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// WriteFileAtomic writes data to a temporary file beside path, syncs it and renames it over path.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func joinSorted(a, b string) string {
+	if a == "" {
+		return b
+	}
+	parts := append(strings.Split(a, "+"), b)
+	sort.Strings(parts)
+	return strings.Join(parts, "+")
+}

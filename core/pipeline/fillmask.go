@@ -1,0 +1,124 @@
+// Package pipeline joins the tokenizer and the model into the tasks users run: fill-mask
+// (and, as they come, embeddings and attention dumps). It is shared by the command line, the
+// HTTP API and the browser engine so that all three give the same numbers.
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tokenizer"
+)
+
+// Prediction is one candidate for a masked position.
+type Prediction struct {
+	Token string  `json:"token"`
+	ID    int     `json:"id"`
+	Score float64 `json:"score"` // softmax probability
+}
+
+// MaskResult holds the predictions for one [MASK].
+type MaskResult struct {
+	Position    int          `json:"position"` // token index in the encoded sequence ([CLS] is 0)
+	Predictions []Prediction `json:"predictions"`
+}
+
+// FillMaskResult is the answer of FillMask, in the JSON layout of `bertlab fill-mask --json`.
+type FillMaskResult struct {
+	Masks []MaskResult `json:"masks"`
+}
+
+// MaxTopK bounds top-k so that a request cannot ask for the whole vocabulary many times over.
+const MaxTopK = 100
+
+// FillMask predicts every [MASK] token of text (and of the optional second segment pair).
+func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, topK int) (*FillMaskResult, error) {
+	if m.MLM == nil {
+		return nil, fmt.Errorf("fill-mask: the model has no MLM head (cls.predictions); load a BertForMaskedLM or BertForPreTraining checkpoint")
+	}
+	if topK < 1 || topK > MaxTopK {
+		return nil, fmt.Errorf("fill-mask: top-k %d outside [1, %d]", topK, MaxTopK)
+	}
+	enc, err := Encode(tok, text, pair, m.Config.MaxPositionEmbeddings)
+	if err != nil {
+		return nil, fmt.Errorf("fill-mask: %w", err)
+	}
+	maskID := tok.MaskID()
+	var rows []int
+	for i, id := range enc.IDs {
+		if id == maskID {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		if enc.Truncated && containsMask(tok, text, pair) {
+			return nil, fmt.Errorf("fill-mask: every %s falls after the model's %d positions; shorten the text", tok.Config().MaskToken, m.Config.MaxPositionEmbeddings)
+		}
+		return nil, fmt.Errorf("fill-mask: the text has no %s token; write %s where a word should be predicted", tok.Config().MaskToken, tok.Config().MaskToken)
+	}
+	b := bert.Batch{B: 1, S: len(enc.IDs), InputIDs: enc.IDs, TokenTypeIDs: enc.TypeIDs}
+	out, err := m.Forward(b, bert.Options{MLM: true, MLMRows: rows})
+	if err != nil {
+		return nil, fmt.Errorf("fill-mask: %w", err)
+	}
+	V := m.Config.VocabSize
+	res := &FillMaskResult{}
+	for r, pos := range rows {
+		logits := out.MLMLogits.Data[r*V : (r+1)*V]
+		res.Masks = append(res.Masks, MaskResult{Position: pos, Predictions: topKSoftmax(logits, topK, tok)})
+	}
+	return res, nil
+}
+
+func containsMask(tok *tokenizer.Tokenizer, text string, pair *string) bool {
+	all, _ := Encode(tok, text, pair, 0)
+	for _, id := range all.IDs {
+		if id == tok.MaskID() {
+			return true
+		}
+	}
+	return false
+}
+
+// topKSoftmax returns the k most probable entries of softmax(logits), highest first; ties go to
+// the lower id, as torch.topk does on CPU.
+func topKSoftmax(logits []float32, k int, tok *tokenizer.Tokenizer) []Prediction {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, float64(v))
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v) - mx)
+	}
+	k = min(k, len(logits))
+	idx := make([]int, 0, k+1)
+	for i, v := range logits {
+		if len(idx) == k && v <= logits[idx[k-1]] {
+			continue
+		}
+		j := sort.Search(len(idx), func(j int) bool { return logits[idx[j]] < v })
+		idx = append(idx, 0)
+		copy(idx[j+1:], idx[j:])
+		idx[j] = i
+		if len(idx) > k {
+			idx = idx[:k]
+		}
+	}
+	preds := make([]Prediction, len(idx))
+	for i, id := range idx {
+		preds[i] = Prediction{Token: tok.Vocab().Token(id), ID: id, Score: math.Exp(float64(logits[id])-mx) / sum}
+	}
+	return preds
+}
+
+// Encode encodes text, or the pair (text, *pair) when pair is not nil, truncated to maxLen
+// tokens (0: no limit).
+func Encode(tok *tokenizer.Tokenizer, text string, pair *string, maxLen int) (tokenizer.Encoding, error) {
+	if pair != nil {
+		return tok.EncodePair(text, *pair, maxLen)
+	}
+	return tok.Encode(text, maxLen)
+}

@@ -1,0 +1,340 @@
+package tensor
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, as BLAS sgemm does:
+// op(A) is [m, k] (A stored [m, k] with row stride lda, or [k, m] when transA), op(B) is
+// [k, n] (B stored [k, n] with row stride ldb, or [n, k] when transB), C is [m, n] with
+// row stride ldc. beta 0 overwrites C without reading it (NaNs in C do not survive).
+// Elements of C outside the [m, n] window (between rows, when ldc > n) are not touched.
+//
+// Reference loop:
+//
+//	for i < m, j < n: C[i*ldc+j] = alpha*sum_p opA(i,p)*opB(p,j) + beta*C[i*ldc+j]
+//
+// The work is done by a packed, cache-blocked driver around a register-tiled micro-kernel:
+// AVX-512 or AVX2+FMA assembly on amd64 when the CPU has it, pure Go elsewhere (and in the
+// browser); large products are split over up to GOMAXPROCS goroutines natively.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmWith(gemmDefault, gemmThreads(m, n, k), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmRef is the plain triple loop that every other GEMM path is tested against.
+func gemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float32
+			for p := 0; p < k; p++ {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += av * bv
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
+		}
+	}
+}
+
+// MatMul computes C[m, n] = A[m, k] · B[k, n] (dense, contiguous).
+func MatMul(c, a, b []float32, m, k, n int) {
+	Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+}
+
+// MatMulTransB computes C[m, n] = A[m, k] · B[n, k]ᵀ: a linear layer with a PyTorch weight [out, in].
+func MatMulTransB(c, a, b []float32, m, k, n int) {
+	Gemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+}
+
+// MatMulTransA computes C[m, n] = A[k, m]ᵀ · B[k, n]: weight gradients in backward.
+func MatMulTransA(c, a, b []float32, m, k, n int) {
+	Gemm(true, false, m, n, k, 1, a, m, b, n, 0, c, n)
+}
+
+// Linear computes y[m, out] = x[m, in] · w[out, in]ᵀ + bias[out] (bias may be nil), as torch.nn.Linear.
+func Linear(y, x, w, bias []float32, m, in, out int) {
+	MatMulTransB(y, x, w, m, in, out)
+	if bias != nil {
+		AddBias(y[:m*out], bias, out)
+	}
+}
+
+// gemmKernel is one micro-kernel with the blocking that suits it. fn computes the full
+// mr×nr tile C = A·B + beta·C from a packed A sliver (kc steps of mr values, zero padded)
+// and a packed B sliver (kc steps of nr values, zero padded); beta 0 must not read C.
+// c holds at least (mr-1)*ldc+nr elements.
+type gemmKernel struct {
+	name   string
+	mr, nr int
+	// kc: depth of one packed block (A and B slivers of kc steps stay in L1);
+	// mc: rows of A packed at once (mc×kc stays in L2); nc: columns of B packed at once.
+	kc, mc, nc int
+	fn         func(kc int, a, b, c []float32, ldc int, beta float32)
+}
+
+// gemmDefault is the kernel Gemm uses: the fastest one this CPU runs (see gemmKernels).
+// Tests call gemmWith with each kernel instead of changing it.
+var gemmDefault = gemmKernels()[0]
+
+// gemmParallelMin is the smallest m·n·k that Gemm splits over goroutines; below it the
+// start and wait of workers cost more than they save (measured in gemm_bench_test.go).
+const gemmParallelMin = 1 << 21
+
+// gemmThreads is the number of goroutines Gemm uses for an m×n×k product.
+func gemmThreads(m, n, k int) int {
+	if runtime.GOARCH == "wasm" {
+		// js/wasm has one thread: goroutines would only take turns.
+		return 1
+	}
+	if m*n*k < gemmParallelMin {
+		return 1
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// gemmBuf holds one goroutine's packing buffers; gemmBufs keeps them between calls.
+type gemmBuf struct {
+	a, b []float32
+	tile []float32
+}
+
+var gemmBufs = sync.Pool{New: func() any { return new(gemmBuf) }}
+
+// grow returns s with length n, reusing its storage when it is large enough.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// gemmCheck panics with a clear message when a slice cannot hold the matrix it stands for:
+// the assembly kernels must never see a short slice.
+func gemmCheck(name string, s []float32, rows, cols, ld int) {
+	if rows < 0 || cols < 0 {
+		panic(fmt.Sprintf("tensor.Gemm: %s: negative size %dx%d", name, rows, cols))
+	}
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if ld < cols {
+		panic(fmt.Sprintf("tensor.Gemm: %s: stride %d < %d columns", name, ld, cols))
+	}
+	if need := (rows-1)*ld + cols; len(s) < need {
+		panic(fmt.Sprintf("tensor.Gemm: %s: len %d < %d for %dx%d with stride %d", name, len(s), need, rows, cols, ld))
+	}
+}
+
+// gemmWith is Gemm with a given kernel and number of goroutines.
+func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("tensor.Gemm: negative size m=%d n=%d k=%d", m, n, k))
+	}
+	gemmCheck("C", c, m, n, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		gemmScale(m, n, beta, c, ldc)
+		return
+	}
+	if transA {
+		gemmCheck("A", a, k, m, lda)
+	} else {
+		gemmCheck("A", a, m, k, lda)
+	}
+	if transB {
+		gemmCheck("B", b, n, k, ldb)
+	} else {
+		gemmCheck("B", b, k, n, ldb)
+	}
+	if threads < 2 {
+		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
+	// independent GEMM with its own packing buffers.
+	var wg sync.WaitGroup
+	if n >= m {
+		step := ceilDiv(ceilDiv(n, threads), kern.nr) * kern.nr
+		for j0 := 0; j0 < n; j0 += step {
+			nb := min(step, n-j0)
+			bs := b[j0:]
+			if transB {
+				bs = b[j0*ldb:]
+			}
+			wg.Go(func() {
+				gemmSerial(kern, transA, transB, m, nb, k, alpha, a, lda, bs, ldb, beta, c[j0:], ldc)
+			})
+		}
+	} else {
+		step := ceilDiv(ceilDiv(m, threads), kern.mr) * kern.mr
+		for i0 := 0; i0 < m; i0 += step {
+			mb := min(step, m-i0)
+			as := a[i0:]
+			if !transA {
+				as = a[i0*lda:]
+			}
+			wg.Go(func() {
+				gemmSerial(kern, transA, transB, mb, n, k, alpha, as, lda, b, ldb, beta, c[i0*ldc:], ldc)
+			})
+		}
+	}
+	wg.Wait()
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// gemmScale sets C = beta·C on the [m, n] window (C = 0 when beta is 0, NaNs included).
+func gemmScale(m, n int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// gemmSerial runs the blocked algorithm (BLIS loop order jc, pc, ic, jr, ir) on one goroutine.
+// Sizes are positive and the slices already checked.
+func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	buf := gemmBufs.Get().(*gemmBuf)
+	defer gemmBufs.Put(buf)
+	mr, nr := kern.mr, kern.nr
+	kcMax := min(kern.kc, k)
+	mcMax := min(kern.mc, ceilDiv(m, mr)*mr)
+	ncMax := min(kern.nc, ceilDiv(n, nr)*nr)
+	buf.a = grow(buf.a, mcMax*kcMax)
+	buf.b = grow(buf.b, ncMax*kcMax)
+	buf.tile = grow(buf.tile, mr*nr)
+	for jc := 0; jc < n; jc += kern.nc {
+		nb := min(kern.nc, n-jc)
+		for pc := 0; pc < k; pc += kern.kc {
+			kb := min(kern.kc, k-pc)
+			gemmPackB(buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
+			bet := beta
+			if pc > 0 {
+				bet = 1 // later depth blocks add to what the first one stored
+			}
+			for ic := 0; ic < m; ic += kern.mc {
+				mb := min(kern.mc, m-ic)
+				gemmPackA(buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
+				gemmMacro(kern, kb, mb, nb, buf.a, buf.b, buf.tile, c[ic*ldc+jc:], ldc, bet)
+			}
+		}
+	}
+}
+
+// gemmMacro multiplies a packed mb×kb block of A by a packed kb×nb panel of B into C, one
+// mr×nr tile at a time. Edge tiles are computed into tile and copied out, so the kernel only
+// ever sees full tiles and nothing outside the [mb, nb] window of C is written.
+func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc int, beta float32) {
+	mr, nr := kern.mr, kern.nr
+	fn := kern.fn
+	for j := 0; j < nb; j += nr {
+		bs := pb[j*kb : (j+nr)*kb]
+		nrr := min(nr, nb-j)
+		for i := 0; i < mb; i += mr {
+			as := pa[i*kb : (i+mr)*kb]
+			mrr := min(mr, mb-i)
+			if mrr == mr && nrr == nr {
+				fn(kb, as, bs, c[i*ldc+j:], ldc, beta)
+				continue
+			}
+			fn(kb, as, bs, tile, nr, 0)
+			for ii := 0; ii < mrr; ii++ {
+				dst := c[(i+ii)*ldc+j:][:nrr]
+				src := tile[ii*nr:][:nrr]
+				if beta == 0 {
+					copy(dst, src)
+					continue
+				}
+				for jj, v := range src {
+					dst[jj] = v + beta*dst[jj]
+				}
+			}
+		}
+	}
+}
+
+// gemmPackA packs alpha·op(A)[i0:i0+mb, p0:p0+kb] into slivers of mr rows: sliver s holds
+// element (i, p) at s*mr*kb + p*mr + i; rows past mb are zero.
+func gemmPackA(dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr int, alpha float32) {
+	for is := 0; is < mb; is += mr {
+		d := dst[is*kb : (is+mr)*kb]
+		rows := min(mr, mb-is)
+		if transA {
+			// op(A)(i, p) = a[p*lda+i]: each depth step is a contiguous run of rows.
+			for p := 0; p < kb; p++ {
+				src := a[(p0+p)*lda+i0+is:][:rows]
+				dp := d[p*mr : p*mr+mr]
+				for i, v := range src {
+					dp[i] = alpha * v
+				}
+				clear(dp[rows:])
+			}
+			continue
+		}
+		for i := 0; i < rows; i++ {
+			src := a[(i0+is+i)*lda+p0:][:kb]
+			for p, v := range src {
+				d[p*mr+i] = alpha * v
+			}
+		}
+		if rows < mr {
+			for p := 0; p < kb; p++ {
+				clear(d[p*mr+rows : p*mr+mr])
+			}
+		}
+	}
+}
+
+// gemmPackB packs op(B)[p0:p0+kb, j0:j0+nb] into slivers of nr columns: sliver s holds
+// element (p, j) at s*nr*kb + p*nr + j; columns past nb are zero.
+func gemmPackB(dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr int) {
+	for js := 0; js < nb; js += nr {
+		d := dst[js*kb : (js+nr)*kb]
+		cols := min(nr, nb-js)
+		if !transB {
+			// op(B)(p, j) = b[p*ldb+j]: each depth step is a contiguous run of columns.
+			for p := 0; p < kb; p++ {
+				dp := d[p*nr : p*nr+nr]
+				copy(dp, b[(p0+p)*ldb+j0+js:][:cols])
+				clear(dp[cols:])
+			}
+			continue
+		}
+		for j := 0; j < cols; j++ {
+			src := b[(j0+js+j)*ldb+p0:][:kb]
+			for p, v := range src {
+				d[p*nr+j] = v
+			}
+		}
+		if cols < nr {
+			for p := 0; p < kb; p++ {
+				clear(d[p*nr+cols : p*nr+nr])
+			}
+		}
+	}
+}

@@ -1,0 +1,55 @@
+//go:build amd64 && !purego
+
+package tensor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The amd64 micro-kernels are in gemm_amd64.s; the driver around them is the same Go code
+// as everywhere (gemm.go), and each is tested against gemmKernelGo2x4 and gemmRef.
+
+// gemmKernel8x32AVX512 computes an 8×32 tile: for i < 8, j < 32:
+// c[i*ldc+j] = sum_p a[p*8+i]*b[p*32+j] + beta*c[i*ldc+j] (beta 0: c not read).
+//
+//go:noescape
+func gemmKernel8x32AVX512(kc int, a, b, c *float32, ldc int, beta float32)
+
+// gemmKernel6x16AVX2 is gemmKernel8x32AVX512 for a 6×16 tile with AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel6x16AVX2(kc int, a, b, c *float32, ldc int, beta float32)
+
+// gemmAsmKernel wraps an assembly kernel: the slicing checks that the packed slivers and the
+// C tile are in bounds, which the assembly does not.
+func gemmAsmKernel(mr, nr int, f func(kc int, a, b, c *float32, ldc int, beta float32)) func(kc int, a, b, c []float32, ldc int, beta float32) {
+	return func(kc int, a, b, c []float32, ldc int, beta float32) {
+		a = a[:mr*kc]
+		b = b[:nr*kc]
+		c = c[:(mr-1)*ldc+nr]
+		f(kc, unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta)
+	}
+}
+
+var (
+	// Zen 5 (48 KiB L1d, 1 MiB L2): a 32×256 B sliver (32 KiB) with an 8×256 A sliver fits L1.
+	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 2048,
+		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512)}
+	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
+		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2)}
+)
+
+// gemmKernels lists the micro-kernels this CPU can run, fastest first; the pure-Go kernel is
+// always last.
+func gemmKernels() []*gemmKernel {
+	var ks []*gemmKernel
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, gemmAVX512)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, gemmAVX2)
+	}
+	return append(ks, gemmGo2x4)
+}

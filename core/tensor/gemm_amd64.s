@@ -1,0 +1,228 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Micro-kernels for gemm.go (reference loop and Go declarations in gemm_amd64.go; the pure-Go
+// twin is gemmKernelGo2x4). A kernel computes one MR×NR tile C = A·B + beta·C from a packed A
+// sliver (kc steps of MR floats) and a packed B sliver (kc steps of NR floats): each depth
+// step loads the NR-wide row of B into vector registers, broadcasts each of the MR values of
+// A and multiplies them in with FMA, so the whole tile stays in registers until the end. The
+// loop takes four depth steps per turn. beta ±0 stores the tile without reading C.
+//
+// The Go assembler's operand order is the reverse of Intel's: VFMADD231PS B, A, ACC is
+// ACC += A*B. Registers: SI walks A, DI walks B, DX is the C row, BX is ldc in bytes.
+
+// ---- AVX-512: 8×32 tile, accumulators Z0-Z15 (row r in Z(2r), Z(2r+1)), B in Z16-Z17,
+// ---- broadcasts of A in Z18-Z25.
+
+#define ROW512(ao, za, acc0, acc1) \
+	VBROADCASTSS (ao)(SI), za; \
+	VFMADD231PS  Z16, za, acc0; \
+	VFMADD231PS  Z17, za, acc1
+
+// STEP512 is one depth step: A values at ao(SI), the B row at bo(DI).
+#define STEP512(ao, bo) \
+	VMOVUPS (bo)(DI), Z16; \
+	VMOVUPS (bo+64)(DI), Z17; \
+	ROW512(ao, Z18, Z0, Z1); \
+	ROW512(ao+4, Z19, Z2, Z3); \
+	ROW512(ao+8, Z20, Z4, Z5); \
+	ROW512(ao+12, Z21, Z6, Z7); \
+	ROW512(ao+16, Z22, Z8, Z9); \
+	ROW512(ao+20, Z23, Z10, Z11); \
+	ROW512(ao+24, Z24, Z12, Z13); \
+	ROW512(ao+28, Z25, Z14, Z15)
+
+// STOREBETA512 sets one C row to acc + beta*C (beta broadcast in Z26) and moves to the next.
+#define STOREBETA512(acc0, acc1) \
+	VFMADD231PS (DX), Z26, acc0; \
+	VMOVUPS     acc0, (DX); \
+	VFMADD231PS 64(DX), Z26, acc1; \
+	VMOVUPS     acc1, 64(DX); \
+	ADDQ        BX, DX
+
+#define STORE512(acc0, acc1) \
+	VMOVUPS acc0, (DX); \
+	VMOVUPS acc1, 64(DX); \
+	ADDQ    BX, DX
+
+// func gemmKernel8x32AVX512(kc int, a, b, c *float32, ldc int, beta float32)
+TEXT ·gemmKernel8x32AVX512(SB), NOSPLIT, $0-44
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), BX
+	SHLQ $2, BX
+
+	// VPXORD, not VXORPS: the 512-bit VXORPS needs AVX512DQ.
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+	MOVQ CX, AX
+	SHRQ $2, AX
+	JZ   tail512
+
+loop512:
+	STEP512(0, 0)
+	STEP512(32, 128)
+	STEP512(64, 256)
+	STEP512(96, 384)
+	ADDQ $128, SI
+	ADDQ $512, DI
+	DECQ AX
+	JNZ  loop512
+
+tail512:
+	ANDQ $3, CX
+	JZ   store512
+
+loop512x1:
+	STEP512(0, 0)
+	ADDQ $32, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop512x1
+
+store512:
+	MOVL  beta+40(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ    store512beta0
+	VBROADCASTSS beta+40(FP), Z26
+	STOREBETA512(Z0, Z1)
+	STOREBETA512(Z2, Z3)
+	STOREBETA512(Z4, Z5)
+	STOREBETA512(Z6, Z7)
+	STOREBETA512(Z8, Z9)
+	STOREBETA512(Z10, Z11)
+	STOREBETA512(Z12, Z13)
+	STOREBETA512(Z14, Z15)
+	VZEROUPPER
+	RET
+
+store512beta0:
+	STORE512(Z0, Z1)
+	STORE512(Z2, Z3)
+	STORE512(Z4, Z5)
+	STORE512(Z6, Z7)
+	STORE512(Z8, Z9)
+	STORE512(Z10, Z11)
+	STORE512(Z12, Z13)
+	STORE512(Z14, Z15)
+	VZEROUPPER
+	RET
+
+// ---- AVX2+FMA: 6×16 tile, accumulators Y0-Y11 (row r in Y(2r), Y(2r+1)), B in Y12-Y13,
+// ---- broadcasts of A alternating in Y14-Y15 (all 16 registers in use).
+
+#define ROW256(ao, ya, acc0, acc1) \
+	VBROADCASTSS (ao)(SI), ya; \
+	VFMADD231PS  Y12, ya, acc0; \
+	VFMADD231PS  Y13, ya, acc1
+
+#define STEP256(ao, bo) \
+	VMOVUPS (bo)(DI), Y12; \
+	VMOVUPS (bo+32)(DI), Y13; \
+	ROW256(ao, Y14, Y0, Y1); \
+	ROW256(ao+4, Y15, Y2, Y3); \
+	ROW256(ao+8, Y14, Y4, Y5); \
+	ROW256(ao+12, Y15, Y6, Y7); \
+	ROW256(ao+16, Y14, Y8, Y9); \
+	ROW256(ao+20, Y15, Y10, Y11)
+
+#define STOREBETA256(acc0, acc1) \
+	VFMADD231PS (DX), Y14, acc0; \
+	VMOVUPS     acc0, (DX); \
+	VFMADD231PS 32(DX), Y14, acc1; \
+	VMOVUPS     acc1, 32(DX); \
+	ADDQ        BX, DX
+
+#define STORE256(acc0, acc1) \
+	VMOVUPS acc0, (DX); \
+	VMOVUPS acc1, 32(DX); \
+	ADDQ    BX, DX
+
+// func gemmKernel6x16AVX2(kc int, a, b, c *float32, ldc int, beta float32)
+TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-44
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), BX
+	SHLQ $2, BX
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ CX, AX
+	SHRQ $2, AX
+	JZ   tail256
+
+loop256:
+	STEP256(0, 0)
+	STEP256(24, 64)
+	STEP256(48, 128)
+	STEP256(72, 192)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	DECQ AX
+	JNZ  loop256
+
+tail256:
+	ANDQ $3, CX
+	JZ   store256
+
+loop256x1:
+	STEP256(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop256x1
+
+store256:
+	MOVL  beta+40(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ    store256beta0
+	VBROADCASTSS beta+40(FP), Y14
+	STOREBETA256(Y0, Y1)
+	STOREBETA256(Y2, Y3)
+	STOREBETA256(Y4, Y5)
+	STOREBETA256(Y6, Y7)
+	STOREBETA256(Y8, Y9)
+	STOREBETA256(Y10, Y11)
+	VZEROUPPER
+	RET
+
+store256beta0:
+	STORE256(Y0, Y1)
+	STORE256(Y2, Y3)
+	STORE256(Y4, Y5)
+	STORE256(Y6, Y7)
+	STORE256(Y8, Y9)
+	STORE256(Y10, Y11)
+	VZEROUPPER
+	RET

@@ -1,0 +1,477 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// gemmPath is one way of computing a GEMM; every path must agree with the float64 reference
+// loop, with gemmRef and with gonum's independent blas32.Gemm.
+type gemmPath struct {
+	name string
+	run  func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+}
+
+// gemmPaths lists the paths to test: every kernel this CPU runs, on 1 to 3 goroutines, and
+// Gemm itself; with all, also tiny blockings and the tile shapes of other CPUs' kernels
+// (too slow for the largest shapes).
+func gemmPaths(all bool) []gemmPath {
+	var ps []gemmPath
+	add := func(kern *gemmKernel, threads int) {
+		ps = append(ps, gemmPath{
+			name: fmt.Sprintf("%s/kc=%d,mc=%d,nc=%d/threads=%d", kern.name, kern.kc, kern.mc, kern.nc, threads),
+			run: func(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+				gemmWith(kern, threads, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
+		})
+	}
+	// tiny gives a kernel blocks so small that small shapes go through every loop of the
+	// driver: several depth blocks (the later ones add to C), row blocks and column panels.
+	tiny := func(kern *gemmKernel) *gemmKernel {
+		t := *kern
+		t.kc, t.mc, t.nc = 5, 2*kern.mr, 3*kern.nr
+		return &t
+	}
+	for _, kern := range gemmKernels() {
+		for _, threads := range []int{1, 2, 3} {
+			add(kern, threads)
+		}
+		if all {
+			add(tiny(kern), 1)
+			add(tiny(kern), 2)
+		}
+	}
+	if !all {
+		return append(ps, gemmPath{name: "Gemm", run: Gemm})
+	}
+	// The driver with the tile shapes of kernels this CPU may lack (AVX-512 8×32 on a machine
+	// without it), run by a plain loop kernel.
+	for _, g := range [][2]int{{8, 32}, {6, 16}, {3, 5}} {
+		kern := &gemmKernel{name: fmt.Sprintf("loop-%dx%d", g[0], g[1]), mr: g[0], nr: g[1],
+			kc: 256, mc: 16 * g[0], nc: 64 * g[1], fn: gemmKernelLoop(g[0], g[1])}
+		add(kern, 1)
+		add(tiny(kern), 1)
+		add(tiny(kern), 2)
+	}
+	return append(ps, gemmPath{name: "Gemm", run: Gemm})
+}
+
+// gemmKernelLoop is a micro-kernel for any mr×nr tile written as the reference loop.
+func gemmKernelLoop(mr, nr int) func(kc int, a, b, c []float32, ldc int, beta float32) {
+	return func(kc int, a, b, c []float32, ldc int, beta float32) {
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				var s float32
+				for p := 0; p < kc; p++ {
+					s += a[p*mr+i] * b[p*nr+j]
+				}
+				if beta == 0 {
+					c[i*ldc+j] = s
+				} else {
+					c[i*ldc+j] = s + beta*c[i*ldc+j]
+				}
+			}
+		}
+	}
+}
+
+// gemmGonum runs gonum's blas32.Gemm on the same operands.
+func gemmGonum(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	tr := func(t bool) blas.Transpose {
+		if t {
+			return blas.Trans
+		}
+		return blas.NoTrans
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	blas32.Gemm(tr(transA), tr(transB), alpha,
+		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
+		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
+		beta,
+		blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
+}
+
+// gemmProblem is one GEMM with its operands laid out in larger buffers: each matrix starts at
+// offset off, rows are pad elements longer than needed, and sentinels fill everything else.
+type gemmProblem struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	nanC           bool // C starts as NaN (only meaningful with beta 0)
+	a, b, c0       []float32
+	lda, ldb, ldc  int
+	off            int
+	want           []float64 // float64 reference for the [m, n] window
+	bound          []float64 // error bound per element: the rounding of k products and sums
+}
+
+const gemmSentinel = -777.25
+
+func newGemmProblem(rng *rand.Rand, transA, transB bool, m, n, k int, alpha, beta float32, pad, off int, nanC bool) *gemmProblem {
+	p := &gemmProblem{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, nanC: nanC, off: off}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	p.lda, p.ldb, p.ldc = max(1, ac+pad), max(1, bc+pad), max(1, n+pad)
+	fill := func(rows, cols, ld int, val func() float32) []float32 {
+		s := make([]float32, off+rows*ld+off)
+		for i := range s {
+			s[i] = gemmSentinel
+		}
+		for r := 0; r < rows; r++ {
+			for j := 0; j < cols; j++ {
+				s[off+r*ld+j] = val()
+			}
+		}
+		return s
+	}
+	uni := func() float32 { return float32(rng.Float64()*2 - 1) }
+	p.a = fill(ar, ac, p.lda, uni)
+	p.b = fill(br, bc, p.ldb, uni)
+	p.c0 = fill(m, n, p.ldc, func() float32 {
+		if nanC {
+			return float32(math.NaN())
+		}
+		return uni()
+	})
+	// Dense float64 copies of op(A) [m, k] and op(B)ᵀ [n, k] keep the reference loop simple.
+	opA := make([]float64, m*k)
+	opBT := make([]float64, n*k)
+	for i := 0; i < m; i++ {
+		for q := 0; q < k; q++ {
+			if transA {
+				opA[i*k+q] = float64(p.a[off+q*p.lda+i])
+			} else {
+				opA[i*k+q] = float64(p.a[off+i*p.lda+q])
+			}
+		}
+	}
+	for j := 0; j < n; j++ {
+		for q := 0; q < k; q++ {
+			if transB {
+				opBT[j*k+q] = float64(p.b[off+j*p.ldb+q])
+			} else {
+				opBT[j*k+q] = float64(p.b[off+q*p.ldb+j])
+			}
+		}
+	}
+	p.want = make([]float64, m*n)
+	p.bound = make([]float64, m*n)
+	const u = 1.0 / (1 << 24) // float32 unit roundoff
+	for i := 0; i < m; i++ {
+		ai := opA[i*k : i*k+k]
+		for j := 0; j < n; j++ {
+			bj := opBT[j*k : j*k+k]
+			var s, sa float64
+			for q, av := range ai {
+				s += av * bj[q]
+				sa += math.Abs(av * bj[q])
+			}
+			w := float64(alpha) * s
+			mag := math.Abs(float64(alpha)) * sa
+			if beta != 0 {
+				cv := float64(p.c0[off+i*p.ldc+j])
+				w += float64(beta) * cv
+				mag += math.Abs(float64(beta) * cv)
+			}
+			p.want[i*n+j] = w
+			p.bound[i*n+j] = 2*float64(k+4)*u*mag + 1e-30
+		}
+	}
+	return p
+}
+
+func (p *gemmProblem) String() string {
+	return fmt.Sprintf("m=%d,n=%d,k=%d,tA=%v,tB=%v,alpha=%v,beta=%v,lda=%d,ldb=%d,ldc=%d,off=%d,nanC=%v",
+		p.m, p.n, p.k, p.transA, p.transB, p.alpha, p.beta, p.lda, p.ldb, p.ldc, p.off, p.nanC)
+}
+
+// run computes the problem with f into a fresh copy of C and checks the window against the
+// float64 reference and everything else against the sentinels. It returns the window.
+func (p *gemmProblem) run(t *testing.T, name string, f func(bool, bool, int, int, int, float32, []float32, int, []float32, int, float32, []float32, int)) []float32 {
+	t.Helper()
+	c := append([]float32(nil), p.c0...)
+	a := append([]float32(nil), p.a...)
+	b := append([]float32(nil), p.b...)
+	f(p.transA, p.transB, p.m, p.n, p.k, p.alpha, a[p.off:], p.lda, b[p.off:], p.ldb, p.beta, c[p.off:], p.ldc)
+	win := make([]float32, p.m*p.n)
+	bad := 0
+	for idx := range c {
+		r, col := (idx-p.off)/p.ldc, (idx-p.off)%p.ldc
+		inside := idx >= p.off && r < p.m && col < p.n
+		if !inside {
+			if math.Float32bits(c[idx]) != math.Float32bits(p.c0[idx]) {
+				if bad++; bad <= 5 {
+					t.Errorf("%s %v: C[%d] outside the window changed from %v to %v", name, p, idx, p.c0[idx], c[idx])
+				}
+			}
+			continue
+		}
+		got := c[idx]
+		win[r*p.n+col] = got
+		want, bound := p.want[r*p.n+col], p.bound[r*p.n+col]
+		if d := math.Abs(float64(got) - want); !(d <= bound) {
+			if bad++; bad <= 5 {
+				t.Errorf("%s %v: C(%d,%d) = %v, want %v (|diff| %.3g > bound %.3g)", name, p, r, col, got, want, d, bound)
+			}
+		}
+	}
+	if !equalF32(a, p.a) || !equalF32(b, p.b) {
+		t.Errorf("%s %v: A or B was written", name, p)
+	}
+	return win
+}
+
+func equalF32(x, y []float32) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// agree checks two windows against each other within the sum of their error bounds.
+func (p *gemmProblem) agree(t *testing.T, name, peer string, got, ref []float32) {
+	t.Helper()
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - float64(ref[i])); !(d <= 2*p.bound[i]) {
+			t.Errorf("%s vs %s %v: element %d: %v vs %v", name, peer, p, i, got[i], ref[i])
+			return
+		}
+	}
+}
+
+type gemmShape struct{ m, n, k int }
+
+type gemmParams struct {
+	alpha, beta float32
+	pad, off    int
+	nanC        bool
+}
+
+func checkGemm(t *testing.T, rng *rand.Rand, paths []gemmPath, shapes []gemmShape, params []gemmParams) {
+	for _, s := range shapes {
+		for _, pr := range params {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					p := newGemmProblem(rng, tA, tB, s.m, s.n, s.k, pr.alpha, pr.beta, pr.pad, pr.off, pr.nanC)
+					ref := p.run(t, "gemmRef", gemmRef)
+					gon := p.run(t, "gonum", gemmGonum)
+					for _, path := range paths {
+						got := p.run(t, path.name, path.run)
+						p.agree(t, path.name, "gemmRef", got, ref)
+						p.agree(t, path.name, "gonum", got, gon)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmSmallShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	shapes := []gemmShape{
+		{0, 0, 0}, {0, 3, 2}, {3, 0, 2}, {2, 3, 0}, {1, 1, 1}, {3, 5, 7}, {2, 4, 1}, {8, 32, 3},
+		{6, 16, 5}, {9, 33, 2}, {7, 15, 300}, {13, 17, 19}, {31, 37, 41}, {1, 300, 1}, {300, 1, 2},
+	}
+	params := []gemmParams{
+		{alpha: 1, beta: 0, nanC: true},
+		{alpha: 1, beta: 1, off: 1},
+		{alpha: -0.75, beta: 0.5, pad: 3, off: 3},
+		{alpha: 2, beta: 0, pad: 5, off: 1, nanC: true},
+		{alpha: 0, beta: 0.5, pad: 1, off: 1},
+		{alpha: 0, beta: 0, pad: 2, nanC: true},
+	}
+	checkGemm(t, rng, gemmPaths(true), shapes, params)
+}
+
+func TestGemmLargeShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large shapes skipped in -short mode")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	params := []gemmParams{{alpha: 1.5, beta: 0.5, pad: 3, off: 3}}
+	checkGemm(t, rng, gemmPaths(true), []gemmShape{{257, 65, 129}}, params)
+	checkGemm(t, rng, gemmPaths(false), []gemmShape{{65, 300, 520}, {128, 768, 768}}, params)
+	checkGemm(t, rng, gemmPaths(false), []gemmShape{{257, 65, 129}}, []gemmParams{{alpha: 1, beta: 0, pad: 1, off: 1, nanC: true}})
+}
+
+// TestGemmHeadSlice multiplies one attention head's columns of [S, H] matrices, as
+// bert's self-attention does: A and B are strided views (lda = ldb = H) that end before the
+// full rows of the underlying slice.
+func TestGemmHeadSlice(t *testing.T) {
+	const S, H, d = 19, 48, 16
+	rng := rand.New(rand.NewPCG(5, 6))
+	q := make([]float32, S*H)
+	kk := make([]float32, S*H)
+	for i := range q {
+		q[i] = float32(rng.Float64()*2 - 1)
+		kk[i] = float32(rng.Float64()*2 - 1)
+	}
+	for head := 0; head < H/d; head++ {
+		off := head * d
+		want := make([]float32, S*S)
+		gemmRef(false, true, S, S, d, 0.25, q[off:], H, kk[off:], H, 0, want, S)
+		for _, path := range gemmPaths(true) {
+			got := make([]float32, S*S)
+			path.run(false, true, S, S, d, 0.25, q[off:], H, kk[off:], H, 0, got, S)
+			for i := range got {
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5 {
+					t.Fatalf("%s head %d: element %d: %v, want %v", path.name, head, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+func TestGemmWrappers(t *testing.T) {
+	const m, k, n = 5, 7, 3
+	rng := rand.New(rand.NewPCG(7, 8))
+	rnd := func(size int) []float32 {
+		s := make([]float32, size)
+		for i := range s {
+			s[i] = float32(rng.Float64()*2 - 1)
+		}
+		return s
+	}
+	a, b, bT, aT, bias := rnd(m*k), rnd(k*n), rnd(n*k), rnd(k*m), rnd(n)
+	check := func(name string, got, want []float32) {
+		t.Helper()
+		for i := range got {
+			if math.Abs(float64(got[i]-want[i])) > 1e-5 {
+				t.Errorf("%s: element %d: %v, want %v", name, i, got[i], want[i])
+				return
+			}
+		}
+	}
+	got, want := make([]float32, m*n), make([]float32, m*n)
+	MatMul(got, a, b, m, k, n)
+	gemmRef(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+	check("MatMul", got, want)
+	MatMulTransB(got, a, bT, m, k, n)
+	gemmRef(false, true, m, n, k, 1, a, k, bT, k, 0, want, n)
+	check("MatMulTransB", got, want)
+	MatMulTransA(got, aT, b, m, k, n)
+	gemmRef(true, false, m, n, k, 1, aT, m, b, n, 0, want, n)
+	check("MatMulTransA", got, want)
+	Linear(got, a, bT, bias, m, k, n)
+	gemmRef(false, true, m, n, k, 1, a, k, bT, k, 0, want, n)
+	AddBias(want, bias, n)
+	check("Linear", got, want)
+	Linear(got, a, bT, nil, m, k, n)
+	gemmRef(false, true, m, n, k, 1, a, k, bT, k, 0, want, n)
+	check("Linear without bias", got, want)
+}
+
+func TestGemmPanicsOnShortSlices(t *testing.T) {
+	ok := make([]float32, 12)
+	cases := []struct {
+		name    string
+		a, b, c []float32
+		m, n, k int
+	}{
+		{"short A", ok[:5], ok, ok, 2, 3, 3},
+		{"short B", ok, ok[:8], ok, 2, 3, 3},
+		{"short C", ok, ok, ok[:5], 2, 3, 3},
+		{"negative", ok, ok, ok, -1, 3, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("no panic")
+				}
+			}()
+			Gemm(false, false, tc.m, tc.n, tc.k, 1, tc.a, max(1, tc.k), tc.b, max(1, tc.n), 0, tc.c, max(1, tc.n))
+		})
+	}
+}
+
+// TestGemmNoAllocs checks that packing buffers are reused: a single-goroutine call allocates
+// nothing in steady state.
+func TestGemmNoAllocs(t *testing.T) {
+	const m, k, n = 33, 70, 45
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for _, kern := range gemmKernels() {
+		allocs := testing.AllocsPerRun(20, func() {
+			gemmWith(kern, 1, false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+		})
+		if allocs >= 1 {
+			t.Errorf("%s: %v allocations per call", kern.name, allocs)
+		}
+	}
+}
+
+// TestGemmKernelsTile compares each micro-kernel with the reference loop on random packed
+// slivers, for every beta mode, with ldc larger than the tile.
+func TestGemmKernelsTile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, kern := range gemmKernels() {
+		for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 33, 256} {
+			for _, beta := range []float32{0, 1, -0.5} {
+				mr, nr, ldc := kern.mr, kern.nr, kern.nr+3
+				a := make([]float32, mr*kc)
+				b := make([]float32, nr*kc)
+				for i := range a {
+					a[i] = float32(rng.Float64()*2 - 1)
+				}
+				for i := range b {
+					b[i] = float32(rng.Float64()*2 - 1)
+				}
+				c := make([]float32, mr*ldc)
+				for i := range c {
+					c[i] = float32(rng.Float64()*2 - 1)
+					if beta == 0 {
+						c[i] = float32(math.NaN())
+					}
+				}
+				c0 := append([]float32(nil), c...)
+				kern.fn(kc, a, b, c, ldc, beta)
+				for i := 0; i < mr; i++ {
+					for j := 0; j < ldc; j++ {
+						got := c[i*ldc+j]
+						if j >= nr {
+							if math.Float32bits(got) != math.Float32bits(c0[i*ldc+j]) {
+								t.Fatalf("%s kc=%d beta=%v: C(%d,%d) outside the tile written", kern.name, kc, beta, i, j)
+							}
+							continue
+						}
+						var s, sa float64
+						for p := 0; p < kc; p++ {
+							s += float64(a[p*mr+i]) * float64(b[p*nr+j])
+							sa += math.Abs(float64(a[p*mr+i]) * float64(b[p*nr+j]))
+						}
+						if beta != 0 {
+							s += float64(beta) * float64(c0[i*ldc+j])
+							sa += math.Abs(float64(beta) * float64(c0[i*ldc+j]))
+						}
+						if d := math.Abs(float64(got) - s); !(d <= 2*float64(kc+3)*sa/(1<<24)+1e-30) {
+							t.Fatalf("%s kc=%d beta=%v: C(%d,%d) = %v, want %v", kern.name, kc, beta, i, j, got, s)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package tensor
+
+import "math"
+
+// The backward kernels of ops.go and of Linear: each takes the gradient of the loss with
+// respect to the forward output (dy) and what the forward kept, and produces the gradient with
+// respect to the forward input (dx) and parameters. Parameter gradients are accumulated (+=)
+// so that several uses of a parameter, and several batches, add up; input gradients are
+// overwritten unless the doc comment says otherwise. dx may alias dy wherever the forward
+// kernel is elementwise or row-wise.
+
+// LinearBackward is the backward of Linear (y[m, out] = x[m, in]·w[out, in]ᵀ + b):
+//
+//	dw[o][i] += sum_r dy[r][o]*x[r][i]   (dw = dyᵀ·x), skipped when dw is nil
+//	db[o]    += sum_r dy[r][o]           skipped when db is nil
+//	dx[r][i]  = sum_o dy[r][o]*w[o][i] + dxBeta*dx[r][i]   (dx = dy·w), skipped when dx is nil
+//
+// dxBeta is 0 to overwrite dx or 1 to add to it (a residual branch already stored there).
+func LinearBackward(dx, dw, db, dy, x, w []float32, m, in, out int, dxBeta float32) {
+	if dw != nil {
+		Gemm(true, false, out, in, m, 1, dy, out, x, in, 1, dw, in)
+	}
+	if db != nil {
+		SumRows(db, dy[:m*out], out)
+	}
+	if dx != nil {
+		Gemm(false, false, m, in, out, 1, dy, out, w, in, dxBeta, dx, in)
+	}
+}
+
+// SumRows adds the column sums of x[m, n] to dst[n] (the gradient of a bias added to every row):
+//
+//	for i < m, j < n: dst[j] += x[i][j]
+//
+// The sums are accumulated in float64 and added to dst once.
+func SumRows(dst, x []float32, n int) {
+	if n == 0 {
+		return
+	}
+	acc := make([]float64, n)
+	for r := 0; r+n <= len(x); r += n {
+		row := x[r : r+n : r+n]
+		for j, v := range row {
+			acc[j] += float64(v)
+		}
+	}
+	d := dst[:n:n]
+	for j, s := range acc {
+		d[j] += float32(s)
+	}
+}
+
+// SoftmaxBackward is the backward of SoftmaxRows for rows of n, given the softmax output y:
+//
+//	dx[i][j] = y[i][j] * (dy[i][j] - sum_k dy[i][k]*y[i][k])
+//
+// The additive mask of SoftmaxRows has no gradient; masked entries (y = 0) get dx = 0.
+// dx may alias dy.
+func SoftmaxBackward(dx, dy, y []float32, n int) {
+	for r := 0; r+n <= len(y); r += n {
+		yr := y[r : r+n : r+n]
+		dyr := dy[r : r+n : r+n]
+		dxr := dx[r : r+n : r+n]
+		var s float64
+		for j, v := range yr {
+			s += float64(dyr[j]) * float64(v)
+		}
+		s32 := float32(s)
+		for j, v := range yr {
+			dxr[j] = v * (dyr[j] - s32)
+		}
+	}
+}
+
+// LayerNormBackward is the backward of LayerNorm for rows of n, given the LayerNorm input x
+// and the mean and rstd it recorded. With xh = (x - mean)·rstd and g = dy·gamma:
+//
+//	dgamma[j] += sum_i dy[i][j]*xh[i][j]
+//	dbeta[j]  += sum_i dy[i][j]
+//	dx[i][j]   = rstd[i] * (g[i][j] - mean_k g[i][k] - xh[i][j]*mean_k g[i][k]*xh[i][k])
+//
+// The row means are accumulated in float64. dx may alias dy.
+func LayerNormBackward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32, n int) {
+	g := gamma[:n:n]
+	dg := dgamma[:n:n]
+	db := dbeta[:n:n]
+	for i, r := 0, 0; r+n <= len(x); i, r = i+1, r+n {
+		xr := x[r : r+n : r+n]
+		dyr := dy[r : r+n : r+n]
+		dxr := dx[r : r+n : r+n]
+		mu, rs := mean[i], rstd[i]
+		var s1, s2 float64
+		for j, v := range xr {
+			xh := (v - mu) * rs
+			d := dyr[j]
+			gj := d * g[j]
+			s1 += float64(gj)
+			s2 += float64(gj) * float64(xh)
+			dg[j] += d * xh
+			db[j] += d
+		}
+		m1 := float32(s1 / float64(n))
+		m2 := float32(s2 / float64(n))
+		for j, v := range xr {
+			xh := (v - mu) * rs
+			dxr[j] = rs * (dyr[j]*g[j] - m1 - xh*m2)
+		}
+	}
+}
+
+// GELUBackward is the backward of the exact GELU given its input x (dx may alias dy):
+//
+//	dx[i] = dy[i] * (Φ(x) + x·φ(x)),  Φ(x) = (1 + erf(x/√2))/2,  φ(x) = exp(-x²/2)/√(2π)
+func GELUBackward(dx, dy, x []float32) {
+	const invSqrt2Pi = 0.3989422804014327 // 1/sqrt(2π)
+	x = x[:len(dx)]
+	dy = dy[:len(dx)]
+	for i, v := range x {
+		u := float64(v)
+		d := 0.5*(1+math.Erf(u/math.Sqrt2)) + u*invSqrt2Pi*math.Exp(-0.5*u*u)
+		dx[i] = dy[i] * float32(d)
+	}
+}
+
+// GELUTanhBackward is the backward of GELUTanh given its input x (dx may alias dy): with
+// t = tanh(c·(x + 0.044715x³)) and c = √(2/π),
+//
+//	dx[i] = dy[i] * (0.5·(1 + t) + 0.5·x·(1 - t²)·c·(1 + 3·0.044715x²))
+func GELUTanhBackward(dx, dy, x []float32) {
+	const c = 0.7978845608028654 // sqrt(2/pi)
+	x = x[:len(dx)]
+	dy = dy[:len(dx)]
+	for i, v := range x {
+		u := float64(v)
+		t := math.Tanh(c * (u + 0.044715*u*u*u))
+		d := 0.5*(1+t) + 0.5*u*(1-t*t)*c*(1+3*0.044715*u*u)
+		dx[i] = dy[i] * float32(d)
+	}
+}
+
+// ReLUBackward is the backward of ReLU given its input x: dx[i] = dy[i] if x[i] > 0, else 0
+// (PyTorch's choice at 0). dx may alias dy.
+func ReLUBackward(dx, dy, x []float32) {
+	x = x[:len(dx)]
+	dy = dy[:len(dx)]
+	for i, v := range x {
+		if v > 0 {
+			dx[i] = dy[i]
+		} else {
+			dx[i] = 0
+		}
+	}
+}
+
+// TanhBackward is the backward of Tanh given its output y: dx[i] = dy[i] * (1 - y[i]²).
+// dx may alias dy.
+func TanhBackward(dx, dy, y []float32) {
+	y = y[:len(dx)]
+	dy = dy[:len(dx)]
+	for i, v := range y {
+		dx[i] = dy[i] * (1 - v*v)
+	}
+}
+
+// SoftmaxCrossEntropyBackward is the loss and gradient of one row of logits x[n] with label y:
+// it returns -log softmax(x)[y] and writes dx = (softmax(x) - onehot(y))·scale. Reference:
+//
+//	mx = max_j x[j]; s = sum_j exp(x[j] - mx)
+//	loss = log(s) - (x[y] - mx); dx[j] = (exp(x[j] - mx)/s - (j == y ? 1 : 0))·scale
+//
+// The exponentials are float32 (within 2 ulp of exp), their sum and the logarithm float64.
+// dx may alias x.
+func SoftmaxCrossEntropyBackward(dx, x []float32, y int, scale float32) float64 {
+	x = x[:len(dx)]
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > mx {
+			mx = v
+		}
+	}
+	xy := x[y] - mx
+	var s float64
+	for j, v := range x {
+		e := expf(v - mx)
+		s += float64(e)
+		dx[j] = e
+	}
+	inv := float32(1/s) * scale
+	for j := range dx {
+		dx[j] *= inv
+	}
+	dx[y] = float32(float64(expf(xy))/s-1) * scale
+	return math.Log(s) - float64(xy)
+}
+
+// expf is exp(x) in float32 within 2 ulp (Cephes expf: x = k·ln2 + r, |r| <= ln2/2, a
+// degree-6 polynomial for exp(r), then the exponent of 2^k set directly). Results below the
+// smallest normal float32 are 0.
+//
+// It is for reductions over many exponentials (the cross entropy over a vocabulary), where
+// math.Exp in float64 would cost more than the matrix products around it.
+func expf(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		c1    = 0.693359375    // ln 2, high part (exact in float32)
+		c2    = -2.12194440e-4 // ln 2 - c1
+		hi    = 88.72283905206835
+		lo    = -87.33654475055310898657 // ln(2^-126)
+	)
+	switch {
+	case x != x:
+		return x
+	case x > hi:
+		return float32(math.Inf(1))
+	case x < lo:
+		return 0
+	}
+	// Adding 1.5·2²³ rounds a float32 of magnitude below 2²² to an integer.
+	const magic = 12582912
+	k := (x*log2e + magic) - magic
+	r := x - k*c1 - k*c2
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	p = p*r*r + r + 1
+	ki := int32(k)
+	if ki == 128 {
+		// 2^128 overflows float32 although p·2^128 may not.
+		return p * 2 * math.Float32frombits(uint32(ki-1+127)<<23)
+	}
+	return p * math.Float32frombits(uint32(ki+127)<<23)
+}

@@ -1,0 +1,367 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSlice(rng *rand.Rand, n int, scale float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(scale * rng.NormFloat64())
+	}
+	return x
+}
+
+// closeTo reports the first element where |got - want| > atol + rtol·|want|.
+func closeTo(got, want []float64, atol, rtol float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d elements, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if d := math.Abs(got[i] - want[i]); d > atol+rtol*math.Abs(want[i]) || math.IsNaN(got[i]) {
+			return fmt.Errorf("element %d: %g, want %g", i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+func f64s(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// fdGrad is the gradient of sum(w ⊙ f(x)) with respect to x by central differences, f in float64.
+func fdGrad(f func(x []float64) []float64, x []float32, w []float32) []float64 {
+	const h = 1e-6
+	xs := f64s(x)
+	g := make([]float64, len(x))
+	dot := func() float64 {
+		var s float64
+		for i, v := range f(xs) {
+			s += float64(w[i]) * v
+		}
+		return s
+	}
+	for i := range xs {
+		o := xs[i]
+		xs[i] = o + h
+		p := dot()
+		xs[i] = o - h
+		m := dot()
+		xs[i] = o
+		g[i] = (p - m) / (2 * h)
+	}
+	return g
+}
+
+func TestLinearBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, s := range []struct{ m, in, out int }{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {64, 48, 40}} {
+		t.Run(fmt.Sprintf("%dx%dx%d", s.m, s.in, s.out), func(t *testing.T) {
+			x, w, dy := randSlice(rng, s.m*s.in, 1), randSlice(rng, s.out*s.in, 1), randSlice(rng, s.m*s.out, 1)
+			dw0, db0, dx0 := randSlice(rng, s.out*s.in, 1), randSlice(rng, s.out, 1), randSlice(rng, s.m*s.in, 1)
+			for _, beta := range []float32{0, 1} {
+				dw, db, dx := append([]float32(nil), dw0...), append([]float32(nil), db0...), append([]float32(nil), dx0...)
+				LinearBackward(dx, dw, db, dy, x, w, s.m, s.in, s.out, beta)
+				wantDW, wantDB, wantDX := f64s(dw0), f64s(db0), make([]float64, s.m*s.in)
+				for r := 0; r < s.m; r++ {
+					for o := 0; o < s.out; o++ {
+						g := float64(dy[r*s.out+o])
+						wantDB[o] += g
+						for i := 0; i < s.in; i++ {
+							wantDW[o*s.in+i] += g * float64(x[r*s.in+i])
+							wantDX[r*s.in+i] += g * float64(w[o*s.in+i])
+						}
+					}
+				}
+				if beta == 1 {
+					for i := range wantDX {
+						wantDX[i] += float64(dx0[i])
+					}
+				}
+				for _, c := range []struct {
+					name      string
+					got, want []float64
+				}{{"dw", f64s(dw), wantDW}, {"db", f64s(db), wantDB}, {"dx", f64s(dx), wantDX}} {
+					if err := closeTo(c.got, c.want, 1e-4, 1e-4); err != nil {
+						t.Errorf("beta %g: %s: %v", beta, c.name, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestElementwiseBackward compares each activation's backward with finite differences of its
+// float64 forward, and checks that dx may alias dy.
+func TestElementwiseBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	tests := []struct {
+		name    string
+		fwd     func(u float64) float64
+		bwd     func(dx, dy, x []float32)
+		fromOut bool // the backward takes the forward output, not its input
+		fwd32   func(x []float32)
+	}{
+		{"gelu", func(u float64) float64 { return 0.5 * u * (1 + math.Erf(u/math.Sqrt2)) }, GELUBackward, false, GELU},
+		{"gelu_tanh", func(u float64) float64 {
+			return 0.5 * u * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(u+0.044715*u*u*u)))
+		}, GELUTanhBackward, false, GELUTanh},
+		{"relu", func(u float64) float64 { return math.Max(u, 0) }, ReLUBackward, false, ReLU},
+		{"tanh", math.Tanh, TanhBackward, true, Tanh},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x := randSlice(rng, 257, 2.5)
+			dy := randSlice(rng, len(x), 1)
+			want := fdGrad(func(x []float64) []float64 {
+				y := make([]float64, len(x))
+				for i, u := range x {
+					y[i] = tc.fwd(u)
+				}
+				return y
+			}, x, dy)
+			arg := x
+			if tc.fromOut {
+				arg = append([]float32(nil), x...)
+				tc.fwd32(arg)
+			}
+			dx := make([]float32, len(x))
+			tc.bwd(dx, dy, arg)
+			if err := closeTo(f64s(dx), want, 1e-5, 1e-5); err != nil {
+				t.Error(err)
+			}
+			alias := append([]float32(nil), dy...)
+			tc.bwd(alias, alias, arg)
+			if err := closeTo(f64s(alias), f64s(dx), 0, 0); err != nil {
+				t.Errorf("dx aliasing dy: %v", err)
+			}
+		})
+	}
+}
+
+func TestSoftmaxBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{1, 2, 7, 33} {
+		rows := 3
+		x := randSlice(rng, rows*n, 3)
+		mask := make([]float32, n)
+		if n > 2 {
+			mask[n-1] = -math.MaxFloat32 // a padded key: no gradient
+		}
+		dy := randSlice(rng, rows*n, 1)
+		y := append([]float32(nil), x...)
+		SoftmaxRows(y, n, mask)
+		want := fdGrad(func(x []float64) []float64 {
+			y := make([]float64, len(x))
+			for r := 0; r < len(x); r += n {
+				mx := math.Inf(-1)
+				for j := 0; j < n; j++ {
+					mx = math.Max(mx, x[r+j]+float64(mask[j]))
+				}
+				var z float64
+				for j := 0; j < n; j++ {
+					y[r+j] = math.Exp(x[r+j] + float64(mask[j]) - mx)
+					z += y[r+j]
+				}
+				for j := 0; j < n; j++ {
+					y[r+j] /= z
+				}
+			}
+			return y
+		}, x, dy)
+		dx := append([]float32(nil), dy...)
+		SoftmaxBackward(dx, dx, y, n)
+		if err := closeTo(f64s(dx), want, 1e-5, 1e-4); err != nil {
+			t.Errorf("n %d: %v", n, err)
+		}
+		if n > 2 {
+			for r := 0; r < rows; r++ {
+				if dx[r*n+n-1] != 0 {
+					t.Errorf("n %d: masked entry gets gradient %g", n, dx[r*n+n-1])
+				}
+			}
+		}
+	}
+}
+
+func TestLayerNormBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, c := range []struct {
+		n   int
+		eps float32
+	}{{2, 1e-12}, {7, 1e-12}, {64, 1e-5}, {129, 1e-12}} {
+		rows, n := 3, c.n
+		x := randSlice(rng, rows*n, 2)
+		for i := range x {
+			x[i] += 5 // a mean far from 0
+		}
+		gamma, beta, dy := randSlice(rng, n, 1), randSlice(rng, n, 1), randSlice(rng, rows*n, 1)
+		y, mean, rstd := make([]float32, rows*n), make([]float32, rows), make([]float32, rows)
+		LayerNorm(y, x, gamma, beta, n, c.eps, mean, rstd)
+		norm := func(x []float64, g []float64) []float64 {
+			y := make([]float64, len(x))
+			for r := 0; r < len(x); r += n {
+				var mu, v float64
+				for j := 0; j < n; j++ {
+					mu += x[r+j]
+				}
+				mu /= float64(n)
+				for j := 0; j < n; j++ {
+					v += (x[r+j] - mu) * (x[r+j] - mu)
+				}
+				rs := 1 / math.Sqrt(v/float64(n)+float64(c.eps))
+				for j := 0; j < n; j++ {
+					y[r+j] = (x[r+j]-mu)*rs*g[j] + float64(beta[j])
+				}
+			}
+			return y
+		}
+		wantDX := fdGrad(func(x []float64) []float64 { return norm(x, f64s(gamma)) }, x, dy)
+		wantDG := make([]float64, n)
+		wantDB := make([]float64, n)
+		for r := 0; r < rows; r++ {
+			for j := 0; j < n; j++ {
+				wantDB[j] += float64(dy[r*n+j])
+			}
+		}
+		// d gamma by finite differences too (x fixed, gamma varying).
+		xs := f64s(x)
+		gs := f64s(gamma)
+		for j := 0; j < n; j++ {
+			const h = 1e-6
+			dot := func() float64 {
+				var s float64
+				for i, v := range norm(xs, gs) {
+					s += float64(dy[i]) * v
+				}
+				return s
+			}
+			o := gs[j]
+			gs[j] = o + h
+			p := dot()
+			gs[j] = o - h
+			m := dot()
+			gs[j] = o
+			wantDG[j] = (p - m) / (2 * h)
+		}
+		dx, dg, db := make([]float32, rows*n), make([]float32, n), make([]float32, n)
+		LayerNormBackward(dx, dg, db, dy, x, gamma, mean, rstd, n)
+		for _, r := range []struct {
+			name      string
+			got, want []float64
+		}{{"dx", f64s(dx), wantDX}, {"dgamma", f64s(dg), wantDG}, {"dbeta", f64s(db), wantDB}} {
+			if err := closeTo(r.got, r.want, 1e-4, 1e-4); err != nil {
+				t.Errorf("n %d: %s: %v", n, r.name, err)
+			}
+		}
+		// Aliasing dx and dy gives the same dx; parameter gradients accumulate.
+		alias := append([]float32(nil), dy...)
+		LayerNormBackward(alias, dg, db, alias, x, gamma, mean, rstd, n)
+		if err := closeTo(f64s(alias), f64s(dx), 0, 0); err != nil {
+			t.Errorf("n %d: dx aliasing dy: %v", n, err)
+		}
+		for j := range wantDB {
+			wantDB[j] *= 2
+		}
+		if err := closeTo(f64s(db), wantDB, 1e-4, 1e-4); err != nil {
+			t.Errorf("n %d: dbeta does not accumulate: %v", n, err)
+		}
+	}
+}
+
+func TestSumRows(t *testing.T) {
+	x := []float32{1, 2, 3, 4, 5, 6}
+	dst := []float32{10, 20, 30}
+	SumRows(dst, x, 3)
+	want := []float64{15, 27, 39}
+	if err := closeTo(f64s(dst), want, 0, 0); err != nil {
+		t.Error(err)
+	}
+}
+
+// ulps is the distance between two float32 values in units in the last place.
+func ulps(a, b float32) int64 {
+	ia, ib := int64(math.Float32bits(a)), int64(math.Float32bits(b))
+	if ia < ib {
+		return ib - ia
+	}
+	return ia - ib
+}
+
+func TestExpf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var worst int64
+	var at float32
+	check := func(x float32) {
+		want := float32(math.Exp(float64(x)))
+		if u := ulps(expf(x), want); u > worst {
+			worst, at = u, x
+		}
+	}
+	for range 1_000_000 {
+		check(float32(rng.Float64()*176 - 87.3))
+	}
+	for _, x := range []float32{0, -0, 1, -1, 1e-30, -1e-30, 88.7, 88.72283, -87.33654, -20, 20} {
+		check(x)
+	}
+	t.Logf("worst: %d ulp at %g", worst, at)
+	if worst > 2 {
+		t.Errorf("expf(%g) = %g, exp = %g: %d ulp", at, expf(at), math.Exp(float64(at)), worst)
+	}
+	for _, c := range []struct{ x, want float32 }{
+		{float32(math.Inf(1)), float32(math.Inf(1))}, {89, float32(math.Inf(1))},
+		{float32(math.Inf(-1)), 0}, {-100, 0}, {-math.MaxFloat32, 0},
+	} {
+		if got := expf(c.x); got != c.want {
+			t.Errorf("expf(%g) = %g, want %g", c.x, got, c.want)
+		}
+	}
+	if got := expf(float32(math.NaN())); got == got {
+		t.Errorf("expf(NaN) = %g", got)
+	}
+}
+
+func TestSoftmaxCrossEntropyBackward(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{1, 2, 5, 2000} {
+		x := randSlice(rng, n, 4)
+		y := rng.IntN(n)
+		const scale = 0.25
+		mx := math.Inf(-1)
+		for _, v := range x {
+			mx = math.Max(mx, float64(v))
+		}
+		var s float64
+		for _, v := range x {
+			s += math.Exp(float64(v) - mx)
+		}
+		wantLoss := math.Log(s) - (float64(x[y]) - mx)
+		want := make([]float64, n)
+		for j, v := range x {
+			want[j] = math.Exp(float64(v)-mx) / s * scale
+		}
+		want[y] -= scale
+		dx := make([]float32, n)
+		loss := SoftmaxCrossEntropyBackward(dx, x, y, scale)
+		if math.Abs(loss-wantLoss) > 1e-6*math.Max(1, wantLoss) {
+			t.Errorf("n %d: loss %.9g, want %.9g", n, loss, wantLoss)
+		}
+		if err := closeTo(f64s(dx), want, 1e-8, 1e-5); err != nil {
+			t.Errorf("n %d: %v", n, err)
+		}
+		alias := append([]float32(nil), x...)
+		if l := SoftmaxCrossEntropyBackward(alias, alias, y, scale); l != loss {
+			t.Errorf("n %d: aliasing changed the loss: %g, %g", n, l, loss)
+		}
+		if err := closeTo(f64s(alias), f64s(dx), 0, 0); err != nil {
+			t.Errorf("n %d: dx aliasing x: %v", n, err)
+		}
+	}
+}

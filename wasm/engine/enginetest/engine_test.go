@@ -1,0 +1,87 @@
+//go:build !js
+
+package enginetest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/pipeline"
+)
+
+const fixture = "../../../core/bert/testdata/bert-tiny-random"
+
+func TestEngineInNodeMatchesNative(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is needed to run the WebAssembly engine (apt-get install -y nodejs)")
+	}
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "engine.wasm")
+	build := exec.Command("go", "build", "-o", wasm, "..")
+	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the engine: %v\n%s", err, out)
+	}
+	wasmExec := filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js")
+	text := "no [MASK] happiness [MASK] sound"
+	out, err := exec.Command(node, "run_engine.mjs", wasmExec, wasm, fixture, text).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 3 lines from the engine, got:\n%s", out)
+	}
+
+	f, err := checkpoint.LoadFolder(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pipeline.FillMask(f.Model, f.Tokenizer, text, nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got pipeline.FillMaskResult
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatalf("%v: %s", err, lines[0])
+	}
+	if len(got.Masks) != len(want.Masks) {
+		t.Fatalf("wasm found %d masks, native %d", len(got.Masks), len(want.Masks))
+	}
+	for i := range want.Masks {
+		g, w := got.Masks[i], want.Masks[i]
+		if g.Position != w.Position || len(g.Predictions) != len(w.Predictions) {
+			t.Fatalf("mask %d: wasm %+v, native %+v", i, g, w)
+		}
+		for j := range w.Predictions {
+			gp, wp := g.Predictions[j], w.Predictions[j]
+			// The browser runs the pure-Go kernels, natively FMA assembly: float32 rounding differs.
+			if gp.ID != wp.ID || gp.Token != wp.Token || abs(gp.Score-wp.Score) > 1e-5 {
+				t.Errorf("mask %d prediction %d: wasm %+v, native %+v", i, j, gp, wp)
+			}
+		}
+	}
+	var tok struct {
+		IDs []int `json:"input_ids"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &tok); err != nil || len(tok.IDs) == 0 {
+		t.Errorf("tokenize answer %q: %v", lines[1], err)
+	}
+	if !strings.Contains(lines[2], `"error"`) || !strings.Contains(lines[2], "[MASK]") {
+		t.Errorf("fillMask without a mask should answer an error naming [MASK], got %s", lines[2])
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,29 @@
+// Loads the engine wasm in Node the way the page does, hands it a model folder as bytes and
+// prints the JSON answers of fillMask and tokenize, one per line.
+// usage: node run_engine.mjs WASM_EXEC_JS ENGINE_WASM MODEL_DIR TEXT
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const [wasmExec, wasmFile, modelDir, text] = process.argv.slice(2);
+createRequire(import.meta.url)(path.resolve(wasmExec));
+
+const ready = new Promise((resolve) => { globalThis.bertlabReady = resolve; });
+const go = new Go();
+const { instance } = await WebAssembly.instantiate(fs.readFileSync(wasmFile), go.importObject);
+go.run(instance);
+await ready;
+
+const read = (name) => {
+  const p = path.join(modelDir, name);
+  return fs.existsSync(p) ? new Uint8Array(fs.readFileSync(p)) : undefined;
+};
+const loaded = JSON.parse(globalThis.bertlab.load({
+  config: read('config.json'), weights: read('model.safetensors'),
+  vocab: read('vocab.txt'), tokenizerConfig: read('tokenizer_config.json'),
+}));
+if (loaded.error) { console.error(loaded.error); process.exit(1); }
+console.log(globalThis.bertlab.fillMask(text, 5));
+console.log(globalThis.bertlab.tokenize(text));
+console.log(globalThis.bertlab.fillMask('no mask here', 5));
+process.exit(0);

@@ -1,0 +1,171 @@
+//go:build js && wasm
+
+// Command engine is the bertlab compute engine compiled to WebAssembly. The page (or a Web
+// Worker running this module, so that the page stays responsive) hands it a model as bytes
+// and calls it through the global object `bertlab`:
+//
+//	bertlab.load({config, weights, vocab, tokenizerConfig}) -> {"ok":true,...} | {"error":...}
+//	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json`
+//	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...}
+//
+// Every function returns a JSON string; errors come back as {"error": "..."}.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"syscall/js"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
+)
+
+type engine struct {
+	model *bert.Model
+	tok   *tokenizer.Tokenizer
+}
+
+func main() {
+	e := &engine{}
+	api := js.Global().Get("Object").New()
+	api.Set("load", jsFunc(e.load))
+	api.Set("fillMask", jsFunc(e.fillMask))
+	api.Set("tokenize", jsFunc(e.tokenize))
+	js.Global().Set("bertlab", api)
+	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke()
+	}
+	select {}
+}
+
+// jsFunc wraps a handler so that it always returns a JSON string and never lets a panic kill
+// the module (a dead module would leave the page without its engine).
+func jsFunc(h func(args []js.Value) (any, error)) js.Func {
+	return js.FuncOf(func(_ js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if r := recover(); r != nil {
+				ret = errJSON(fmt.Errorf("internal error: %v", r))
+			}
+		}()
+		v, err := h(args)
+		if err != nil {
+			return errJSON(err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return errJSON(err)
+		}
+		return string(b)
+	})
+}
+
+func errJSON(err error) string {
+	b, _ := json.Marshal(map[string]string{"error": err.Error()})
+	return string(b)
+}
+
+func bytesOf(v js.Value, field string) ([]byte, error) {
+	f := v.Get(field)
+	if f.IsUndefined() || f.IsNull() {
+		return nil, nil
+	}
+	if f.Type() == js.TypeString {
+		return []byte(f.String()), nil
+	}
+	n := f.Get("length")
+	if n.Type() != js.TypeNumber {
+		return nil, fmt.Errorf("load: %s must be a string or a Uint8Array", field)
+	}
+	b := make([]byte, n.Int())
+	js.CopyBytesToGo(b, f)
+	return b, nil
+}
+
+func (e *engine) load(args []js.Value) (any, error) {
+	if len(args) != 1 || args[0].Type() != js.TypeObject {
+		return nil, fmt.Errorf("load: want one object {config, weights, vocab, tokenizerConfig}")
+	}
+	files := map[string][]byte{}
+	for _, k := range []string{"config", "weights", "vocab", "tokenizerConfig"} {
+		b, err := bytesOf(args[0], k)
+		if err != nil {
+			return nil, err
+		}
+		files[k] = b
+	}
+	if files["config"] == nil || files["weights"] == nil || files["vocab"] == nil {
+		return nil, fmt.Errorf("load: config.json, model.safetensors and vocab.txt are all needed")
+	}
+	cfg, err := bert.ParseConfig(files["config"])
+	if err != nil {
+		return nil, err
+	}
+	w := files["weights"]
+	m, rep, err := checkpoint.LoadModelReader(bytes.NewReader(w), int64(len(w)), checkpoint.WeightsFile, cfg)
+	if err != nil {
+		return nil, err
+	}
+	vocab, err := tokenizer.ReadVocab(bytes.NewReader(files["vocab"]))
+	if err != nil {
+		return nil, fmt.Errorf("vocab.txt: %w", err)
+	}
+	tc := tokenizer.DefaultConfig()
+	if files["tokenizerConfig"] != nil {
+		if tc, err = tokenizer.ParseConfig(files["tokenizerConfig"]); err != nil {
+			return nil, fmt.Errorf("tokenizer_config.json: %w", err)
+		}
+	}
+	tok, err := tokenizer.New(vocab, tc)
+	if err != nil {
+		return nil, err
+	}
+	// Replace the model only once the new one loaded: a failed load keeps the previous one working.
+	e.model, e.tok = m, tok
+	return map[string]any{"ok": true, "parameters": m.NumParams(), "heads": m.HeadNames(), "notes": rep.Notes, "config": cfg}, nil
+}
+
+func (e *engine) ready() error {
+	if e.model == nil {
+		return fmt.Errorf("no model loaded: call bertlab.load first")
+	}
+	return nil
+}
+
+func optString(args []js.Value, i int) *string {
+	if len(args) > i && args[i].Type() == js.TypeString {
+		s := args[i].String()
+		return &s
+	}
+	return nil
+}
+
+func (e *engine) fillMask(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 1 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("fillMask: want (text, topK[, pair])")
+	}
+	k := 5
+	if len(args) > 1 && args[1].Type() == js.TypeNumber {
+		k = args[1].Int()
+	}
+	return pipeline.FillMask(e.model, e.tok, args[0].String(), optString(args, 2), k)
+}
+
+func (e *engine) tokenize(args []js.Value) (any, error) {
+	if e.tok == nil {
+		return nil, fmt.Errorf("no tokenizer loaded: call bertlab.load first")
+	}
+	if len(args) < 1 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("tokenize: want (text[, pair])")
+	}
+	enc, err := pipeline.Encode(e.tok, args[0].String(), optString(args, 1), e.model.Config.MaxPositionEmbeddings)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"input_ids": enc.IDs, "tokens": enc.Tokens, "token_type_ids": enc.TypeIDs, "offsets": enc.CharOffsets, "truncated": enc.Truncated}, nil
+}
