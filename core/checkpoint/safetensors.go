@@ -261,9 +261,10 @@ func (f *File) lookup(name string) (*TensorInfo, error) {
 
 // ReadFloat32 reads the named tensor into dst, whose length must equal the tensor's element count
 // (row-major: dst[i] is element i of the flattened shape). F32 data is read straight into dst's
-// memory, with no intermediate buffer, so loading a model needs about the memory of its weights;
-// F16 and BF16 are converted exactly through a bounded (1 MiB) buffer. Other dtypes are an error.
-// On error dst may be partly written.
+// memory viewed as bytes, with no intermediate buffer, so loading a model needs about the memory
+// of its weights (on a big-endian host the bytes are then swapped in place); F16 and BF16 are
+// converted exactly through a bounded (1 MiB) buffer. Other dtypes are an error. On error dst
+// may be partly written.
 func (f *File) ReadFloat32(name string, dst []float32) error {
 	ti, err := f.lookup(name)
 	if err != nil {

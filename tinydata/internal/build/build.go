@@ -69,6 +69,7 @@ func Build(cfg Config) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	wordnet, info.DuplicateSynsets = dropRepeats(wordnet)
 	var train, heldout []Document
 	for _, group := range []struct {
 		name string
@@ -209,6 +210,21 @@ func readPOS(root string, info *sourcesInfo) ([]TaggedSentence, error) {
 	}
 	info.POS = st
 	return s, nil
+}
+
+// dropRepeats keeps the first of documents with the same sentences (WordNet has synsets whose
+// first word, gloss and examples are all the same) and counts the others.
+func dropRepeats(docs []Document) ([]Document, int) {
+	seen := map[string]bool{}
+	var out []Document
+	for _, d := range docs {
+		k := strings.Join(d.Sentences, "\n")
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out, len(docs) - len(out)
 }
 
 // splitHeldout moves the first ceil(HeldoutPercent%) of the documents, in rank order, to the

@@ -43,8 +43,9 @@ type sourcesInfo struct {
 		SentimentStats
 		Unbalanced int
 	}
-	POS        POSStats
-	TotalBytes int
+	POS              POSStats
+	TotalBytes       int
+	DuplicateSynsets int
 
 	// Filled from the packages' copyright files.
 	WordNetCopyright, WordNetLicence, WordNetUpstream, WordNetSource string
