@@ -16,10 +16,15 @@ import (
 // head) uses HeadDropoutStream and above.
 func Dropout(x []float32, keep []uint8, p float64, seed, stream uint64) {
 	keep = keep[:len(x)]
-	if p <= 0 {
+	switch {
+	case p <= 0:
 		for i := range keep {
 			keep[i] = 1
 		}
+		return
+	case p >= 1: // torch: all zero
+		clear(x)
+		clear(keep)
 		return
 	}
 	rng := dropoutRNG(seed, stream)
@@ -44,7 +49,11 @@ func Dropout(x []float32, keep []uint8, p float64, seed, stream uint64) {
 
 // DropoutBackward applies the mask of Dropout to a gradient in place: dx[i] *= keep[i]/(1-p).
 func DropoutBackward(dx []float32, keep []uint8, p float64) {
-	if p <= 0 {
+	switch {
+	case p <= 0:
+		return
+	case p >= 1:
+		clear(dx)
 		return
 	}
 	keep = keep[:len(dx)]

@@ -10,7 +10,7 @@ import (
 
 func TestDropoutStatistics(t *testing.T) {
 	const n = 200000
-	for _, p := range []float64{0, 0.1, 0.5, 0.9} {
+	for _, p := range []float64{0, 0.1, 0.5, 0.9, 1} {
 		x := make([]float32, n)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for i := range x {
@@ -20,6 +20,9 @@ func TestDropoutStatistics(t *testing.T) {
 		keep := make([]uint8, n)
 		Dropout(x, keep, p, 11, 22)
 		scale := float32(1 / (1 - p))
+		if p == 1 {
+			scale = 0 // every element dropped
+		}
 		zeros := 0
 		for i, v := range x {
 			switch {
@@ -49,7 +52,7 @@ func TestDropoutStatistics(t *testing.T) {
 		}
 
 		// Same (seed, stream): same mask; another stream or seed: another mask, independent.
-		if p == 0 {
+		if p == 0 || p == 1 {
 			continue
 		}
 		again, other, seed2 := make([]uint8, n), make([]uint8, n), make([]uint8, n)

@@ -160,6 +160,7 @@ type pass struct {
 	drop dropoutConfig // zero in eval mode
 }
 
+// newPass prepares a forward pass over b (already validated) with the given dropout.
 func (m *Model) newPass(b Batch, drop dropoutConfig) (*pass, error) {
 	act, err := activation(m.Config.HiddenAct)
 	if err != nil {

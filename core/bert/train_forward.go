@@ -41,9 +41,6 @@ type Activations struct {
 	layers []layerActs
 }
 
-// Batch returns the batch the activations were computed from.
-func (a *Activations) Batch() Batch { return a.batch }
-
 // embActs are the embeddings' activations.
 type embActs struct {
 	sum        *tensor.Tensor // word + type + position, the LayerNorm input: [B, S, H]
@@ -84,6 +81,13 @@ type mlmActs struct {
 func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
 	if err := b.Validate(m.Config); err != nil {
 		return nil, err
+	}
+	if opt.Dropout {
+		for _, p := range []float64{m.Config.HiddenDropoutProb, m.Config.AttentionProbsDropoutProb} {
+			if !(p >= 0 && p < 1) {
+				return nil, fmt.Errorf("forward-train: dropout probability %g outside [0, 1)", p)
+			}
+		}
 	}
 	p, err := m.newPass(b, opt.dropout(m.Config))
 	if err != nil {
