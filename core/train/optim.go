@@ -1,0 +1,125 @@
+// Package train holds what training BERT needs beyond the model: the optimizer and learning-rate
+// schedule, masking and next-sentence instances as google-research/bert builds them, training
+// loops with progress events, checkpoints and metrics.
+package train
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/bert"
+)
+
+// AdamWConfig are torch.optim.AdamW's hyper-parameters (HF Trainer's defaults).
+type AdamWConfig struct {
+	LR          float64 // peak learning rate
+	Beta1       float64 // 0.9
+	Beta2       float64 // 0.999
+	Eps         float64 // 1e-8 (HF Trainer; BERT's TF code used 1e-6)
+	WeightDecay float64 // decoupled; not applied to biases and LayerNorm weights
+}
+
+// DefaultAdamW is HF Trainer's AdamW with weight decay 0.01, as BERT's recipe uses.
+func DefaultAdamW(lr float64) AdamWConfig {
+	return AdamWConfig{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}
+}
+
+// AdamW is torch.optim.AdamW: bias-corrected moments, decoupled weight decay
+// p ← p − lr·wd·p, then p ← p − lr·m̂/(√v̂ + eps).
+type AdamW struct {
+	Config AdamWConfig
+	Step   int // optimizer steps taken
+	params []bert.Param
+	m, v   [][]float32
+	decay  []bool
+}
+
+// NoDecay reports whether a parameter is exempt from weight decay, as HF's Trainer decides:
+// biases and LayerNorm weights (any name containing "LayerNorm" or ending in ".bias").
+func NoDecay(name string) bool {
+	return strings.HasSuffix(name, ".bias") || strings.Contains(name, "LayerNorm") || strings.Contains(name, "layer_norm")
+}
+
+// NewAdamW returns an optimizer for params with zero moments.
+func NewAdamW(params []bert.Param, c AdamWConfig) *AdamW {
+	o := &AdamW{Config: c, params: params}
+	for _, p := range params {
+		o.m = append(o.m, make([]float32, p.T.Len()))
+		o.v = append(o.v, make([]float32, p.T.Len()))
+		o.decay = append(o.decay, !NoDecay(p.Name))
+	}
+	return o
+}
+
+// Apply takes one step with learning rate lr using grads, which must list the same tensors'
+// gradients in the same order as the optimizer's params.
+func (o *AdamW) Apply(grads []bert.Param, lr float64) error {
+	if len(grads) != len(o.params) {
+		return fmt.Errorf("adamw: %d gradients for %d parameters", len(grads), len(o.params))
+	}
+	o.Step++
+	c := o.Config
+	bc1 := 1 - math.Pow(c.Beta1, float64(o.Step))
+	bc2 := 1 - math.Pow(c.Beta2, float64(o.Step))
+	b1, b2 := float32(c.Beta1), float32(c.Beta2)
+	stepSize := float32(lr / bc1)
+	bc2sqrt := float32(math.Sqrt(bc2))
+	eps := float32(c.Eps)
+	wd := float32(1 - lr*c.WeightDecay)
+	for i, p := range o.params {
+		g := grads[i].T.Data
+		if len(g) != p.T.Len() {
+			return fmt.Errorf("adamw: gradient of %s has %d elements, parameter %d", p.Name, len(g), p.T.Len())
+		}
+		w, m, v := p.T.Data, o.m[i], o.v[i]
+		decay := o.decay[i] && c.WeightDecay != 0
+		for j, gj := range g {
+			if decay {
+				w[j] *= wd
+			}
+			m[j] = b1*m[j] + (1-b1)*gj
+			v[j] = b2*v[j] + (1-b2)*gj*gj
+			denom := float32(math.Sqrt(float64(v[j])))/bc2sqrt + eps
+			w[j] -= stepSize * m[j] / denom
+		}
+	}
+	return nil
+}
+
+// Moments returns the first and second moment buffers of parameter i (for checkpoints).
+func (o *AdamW) Moments(i int) (m, v []float32) { return o.m[i], o.v[i] }
+
+// Params lists the parameters the optimizer updates.
+func (o *AdamW) Params() []bert.Param { return o.params }
+
+// LinearSchedule is HF's get_linear_schedule_with_warmup: the factor rises linearly from 0 to 1
+// over warmup steps, then falls linearly to 0 at total. step counts optimizer steps already taken
+// (the first step uses step 0, so with warmup > 0 it has learning rate 0, as in HF).
+func LinearSchedule(step, warmup, total int) float64 {
+	if step < warmup {
+		return float64(step) / float64(max(1, warmup))
+	}
+	return math.Max(0, float64(total-step)/float64(max(1, total-warmup)))
+}
+
+// ClipGradNorm scales the gradients so that their global L2 norm is at most maxNorm, as
+// torch.nn.utils.clip_grad_norm_ (coefficient maxNorm/(norm+1e-6)); it returns the norm before clipping.
+func ClipGradNorm(grads []bert.Param, maxNorm float64) float64 {
+	var ss float64
+	for _, g := range grads {
+		for _, x := range g.T.Data {
+			ss += float64(x) * float64(x)
+		}
+	}
+	norm := math.Sqrt(ss)
+	if coef := maxNorm / (norm + 1e-6); coef < 1 {
+		c := float32(coef)
+		for _, g := range grads {
+			for j := range g.T.Data {
+				g.T.Data[j] *= c
+			}
+		}
+	}
+	return norm
+}

@@ -1,0 +1,95 @@
+package train
+
+import (
+	"math"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// TestAdamWMatchesHandComputed checks three steps on two scalars against torch.optim.AdamW's
+// update written out in float64 (one decayed weight, one bias without decay).
+func TestAdamWMatchesHandComputed(t *testing.T) {
+	w := &tensor.Tensor{Shape: []int{1}, Data: []float32{0.5}}
+	b := &tensor.Tensor{Shape: []int{1}, Data: []float32{-0.25}}
+	params := []bert.Param{{Name: "x.weight", T: w}, {Name: "x.bias", T: b}}
+	c := AdamWConfig{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}
+	o := NewAdamW(params, c)
+	grads := [][]float64{{0.3, -0.2}, {-0.1, 0.4}, {0.05, 0.05}}
+	ref := []float64{0.5, -0.25}
+	var m, v [2]float64
+	for step, gs := range grads {
+		gt := []bert.Param{
+			{Name: "x.weight", T: &tensor.Tensor{Shape: []int{1}, Data: []float32{float32(gs[0])}}},
+			{Name: "x.bias", T: &tensor.Tensor{Shape: []int{1}, Data: []float32{float32(gs[1])}}},
+		}
+		lr := 0.1 * float64(step+1) / 3
+		if err := o.Apply(gt, lr); err != nil {
+			t.Fatal(err)
+		}
+		k := float64(step + 1)
+		for i := range ref {
+			if i == 0 {
+				ref[i] *= 1 - lr*c.WeightDecay
+			}
+			g := float64(float32(gs[i]))
+			m[i] = c.Beta1*m[i] + (1-c.Beta1)*g
+			v[i] = c.Beta2*v[i] + (1-c.Beta2)*g*g
+			mh := m[i] / (1 - math.Pow(c.Beta1, k))
+			vh := v[i] / (1 - math.Pow(c.Beta2, k))
+			ref[i] -= lr * mh / (math.Sqrt(vh) + c.Eps)
+		}
+	}
+	for i, p := range params {
+		if d := math.Abs(float64(p.T.Data[0]) - ref[i]); d > 1e-6 {
+			t.Errorf("%s = %.8f, want %.8f", p.Name, p.T.Data[0], ref[i])
+		}
+	}
+}
+
+func TestNoDecay(t *testing.T) {
+	tests := map[string]bool{
+		"bert.encoder.layer.0.attention.output.LayerNorm.weight": true,
+		"bert.encoder.layer.0.attention.output.dense.bias":       true,
+		"cls.predictions.bias":                                   true,
+		"bert.encoder.layer.0.attention.output.dense.weight":     false,
+		"bert.embeddings.word_embeddings.weight":                 false,
+		"classifier.weight":                                      false,
+	}
+	for name, want := range tests {
+		if got := NoDecay(name); got != want {
+			t.Errorf("NoDecay(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestLinearSchedule(t *testing.T) {
+	tests := []struct {
+		step, warmup, total int
+		want                float64
+	}{
+		{0, 10, 100, 0}, {5, 10, 100, 0.5}, {10, 10, 100, 1}, {55, 10, 100, 0.5}, {100, 10, 100, 0}, {150, 10, 100, 0},
+		{0, 0, 100, 1}, {50, 0, 100, 0.5},
+	}
+	for _, tc := range tests {
+		if got := LinearSchedule(tc.step, tc.warmup, tc.total); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("LinearSchedule(%d, %d, %d) = %g, want %g", tc.step, tc.warmup, tc.total, got, tc.want)
+		}
+	}
+}
+
+func TestClipGradNorm(t *testing.T) {
+	g := []bert.Param{{Name: "a", T: &tensor.Tensor{Shape: []int{2}, Data: []float32{3, 0}}}, {Name: "b", T: &tensor.Tensor{Shape: []int{1}, Data: []float32{4}}}}
+	if n := ClipGradNorm(g, 1); math.Abs(n-5) > 1e-9 {
+		t.Fatalf("norm %g, want 5", n)
+	}
+	if math.Abs(float64(g[0].T.Data[0])-0.6) > 1e-6 || math.Abs(float64(g[1].T.Data[0])-0.8) > 1e-6 {
+		t.Errorf("clipped to %v %v, want 0.6 0.8", g[0].T.Data, g[1].T.Data)
+	}
+	small := []bert.Param{{Name: "a", T: &tensor.Tensor{Shape: []int{1}, Data: []float32{0.5}}}}
+	ClipGradNorm(small, 1)
+	if small[0].T.Data[0] != 0.5 {
+		t.Errorf("a gradient under the limit changed: %v", small[0].T.Data)
+	}
+}
