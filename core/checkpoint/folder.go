@@ -4,7 +4,6 @@
 package checkpoint
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -161,8 +160,9 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 		if !tensor.SameShape(info.Shape, t.Shape) {
 			return fmt.Errorf("checkpoint %s: tensor %q: shape %s, config.json expects %s", path, name, tensor.ShapeString(info.Shape), tensor.ShapeString(t.Shape))
 		}
+		// ReadFloat32's errors already name the file and the tensor.
 		if err := f.ReadFloat32(name, t.Data); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
+			return err
 		}
 		return nil
 	}
@@ -263,26 +263,13 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	return nil
 }
 
-// WriteFileAtomic writes data to a temporary file beside path, syncs it and renames it over path.
+// WriteFileAtomic writes data to a temporary file beside path, syncs it and renames it over
+// path, so that a crash never leaves a half-written file.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; a model folder is meant to be shared like any other.
-	mode := tmp.Chmod(0o644)
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(mode, werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 func appendOnce(list []string, s string) []string {
