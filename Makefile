@@ -10,7 +10,7 @@ BERTLAB   := $(BIN)/bertlab
 GOFILES    = $(shell git ls-files -co --exclude-standard '*.go' | grep -v -e '_vgen\.go$$' -e '_gen\.go$$')
 DEMO      := build/demo-model
 
-.PHONY: all build run test fmt-check vet test-native test-purego test-wasm wasm bench fuzz clean
+.PHONY: all build run test fmt-check vet test-native test-purego test-wasm wasm bench fuzz tinydata clean
 
 all: build wasm
 
@@ -48,7 +48,7 @@ test-purego:
 
 # The engine under WebAssembly, as the browser runs it (Node executes the test binaries).
 test-wasm:
-	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test ./core/...
+	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test ./core/... ./tinydata/...
 
 # Every wasm/ entry point, built into assets/ next to the page.
 wasm:
@@ -62,9 +62,13 @@ bench:
 # Short runs of every fuzz target (seed corpora live in testdata/fuzz/ and run in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert; do \
+	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert ./tinydata ./tinydata/internal/build; do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test $$pkg -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) || exit 1; done; done
+
+# Rebuild tinydata/ byte for byte from the Debian packages (apt-get download + dpkg-deb -x; no installs).
+tinydata:
+	bash scripts/tinydata.sh
 
 clean:
 	rm -rf $(BIN) build assets/engine.wasm assets/wasm_exec.js

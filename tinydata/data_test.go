@@ -65,37 +65,24 @@ var allFiles = []string{
 }
 
 // contents describes a file the way SOURCES.md does, from what the parsers read.
-func contents(t *testing.T, name string, data []byte) string {
+func contents(t *testing.T, name string) string {
 	t.Helper()
 	switch path.Ext(name) {
 	case ".txt":
-		docs, err := ParsePretrain(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		docs := readDocs(t, name)
 		n := 0
 		for _, d := range docs {
 			n += len(d.Sentences)
 		}
 		return fmt.Sprintf("%d documents, %d sentences", len(docs), n)
 	case ".tsv":
-		ex, err := ParseClassification(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		count := map[string]int{}
-		for _, e := range ex {
-			count[e.Label]++
-		}
+		count := perLabel(readExamples(t, name))
 		if len(count) != len(SentimentLabels) {
 			t.Errorf("%s: labels %v, want %v", name, count, SentimentLabels)
 		}
-		return fmt.Sprintf("%d examples: %d negative, %d positive", len(ex), count["negative"], count["positive"])
+		return fmt.Sprintf("%d examples: %d negative, %d positive", len(readExamples(t, name)), count["negative"], count["positive"])
 	case ".conll":
-		s, err := ParseCoNLL(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		s := readTagged(t, name)
 		n := 0
 		for _, x := range s {
 			n += len(x.Tokens)
@@ -122,7 +109,7 @@ func TestCommittedFilesMatchSources(t *testing.T) {
 			continue
 		}
 		sum := sha256.Sum256(data)
-		got := manifestRow{len(data), bytes.Count(data, []byte("\n")), contents(t, name, data), hex.EncodeToString(sum[:])}
+		got := manifestRow{len(data), bytes.Count(data, []byte("\n")), contents(t, name), hex.EncodeToString(sum[:])}
 		if got != row {
 			t.Errorf("%s:\n got  %+v\n SOURCES.md %+v", name, got, row)
 		}
@@ -167,8 +154,18 @@ func TestEmbeddedEqualsDisk(t *testing.T) {
 	}
 }
 
+// The files are parsed once for all tests: under js/wasm parsing the 7 MB corpus is slow.
+var (
+	docsCache     = map[string][]Document{}
+	examplesCache = map[string][]Example{}
+	taggedCache   = map[string][]TaggedSentence{}
+)
+
 func readDocs(t *testing.T, name string) []Document {
 	t.Helper()
+	if d, ok := docsCache[name]; ok {
+		return d
+	}
 	f, err := disk.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -178,11 +175,15 @@ func readDocs(t *testing.T, name string) []Document {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	docsCache[name] = d
 	return d
 }
 
 func readExamples(t *testing.T, name string) []Example {
 	t.Helper()
+	if e, ok := examplesCache[name]; ok {
+		return e
+	}
 	f, err := disk.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -192,11 +193,15 @@ func readExamples(t *testing.T, name string) []Example {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	examplesCache[name] = e
 	return e
 }
 
 func readTagged(t *testing.T, name string) []TaggedSentence {
 	t.Helper()
+	if s, ok := taggedCache[name]; ok {
+		return s
+	}
 	f, err := disk.Open(name)
 	if err != nil {
 		t.Fatal(err)
@@ -206,6 +211,7 @@ func readTagged(t *testing.T, name string) []TaggedSentence {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	taggedCache[name] = s
 	return s
 }
 

@@ -58,7 +58,7 @@ const (
 // order, SOURCES.md last.
 func Build(cfg Config) ([]File, error) {
 	var files []File
-	info := sourcesInfo{Packages: cfg.Packages, Seed: Seed}
+	info := sourcesInfo{Packages: cfg.Packages, Seed: Seed, Heldout: map[string][2]int{}}
 
 	// Pre-training corpus.
 	austen, err := readAusten(cfg.Root, &info)
@@ -76,6 +76,7 @@ func Build(cfg Config) ([]File, error) {
 		docs []Document
 	}{{"austen", austen}, {"wordnet", wordnet}} {
 		tr, ho := splitHeldout(group.name, group.docs)
+		info.Heldout[group.name] = [2]int{len(ho), len(group.docs)}
 		train = append(train, tr...)
 		heldout = append(heldout, ho...)
 	}

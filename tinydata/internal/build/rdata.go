@@ -50,7 +50,10 @@ const (
 
 	// maxRVectorLen bounds one vector's length so that a corrupt length cannot allocate without
 	// limit; the largest data set here has about 16,000 lines.
-	maxRVectorLen = 1 << 26
+	maxRVectorLen = 1 << 22
+
+	// maxRBlob bounds one decompressed lazy-load blob.
+	maxRBlob = 1 << 30
 )
 
 // RValue is one decoded R object: the field that is set depends on Type.
@@ -205,7 +208,7 @@ func (d *rDecoder) length(elemSize int) (int, error) {
 		return 0, fmt.Errorf("offset %d: negative vector length %d", d.offset(), n)
 	}
 	// Every element takes at least elemSize bytes, so a length the rest cannot hold is corrupt.
-	if l > maxRVectorLen || l*int64(elemSize) > int64(d.r.Len()) {
+	if l < 0 || l > maxRVectorLen || l*int64(elemSize) > int64(d.r.Len()) {
 		return 0, fmt.Errorf("offset %d: vector length %d does not fit the %d bytes left", d.offset(), l, d.r.Len())
 	}
 	return int(l), nil
@@ -540,6 +543,9 @@ func readRDS(path string) (*RValue, error) {
 // for bzip2, '1' for zlib, '0' for stored). Each blob starts with the uncompressed length.
 func decompressRBlob(b []byte, method int) ([]byte, error) {
 	want := int64(binary.BigEndian.Uint32(b[:4]))
+	if want > maxRBlob {
+		return nil, fmt.Errorf("blob of %d bytes, more than %d", want, maxRBlob)
+	}
 	body := b[4:]
 	var r io.Reader
 	switch method {

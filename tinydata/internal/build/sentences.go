@@ -11,7 +11,7 @@ import (
 var abbreviations = map[string]bool{
 	"Mr": true, "Mrs": true, "Messrs": true, "Ms": true, "Dr": true, "St": true, "Col": true,
 	"Capt": true, "Gen": true, "Lt": true, "Sr": true, "Jr": true, "Rev": true, "Hon": true,
-	"Esq": true, "Mme": true, "Mlle": true, "No": true, "Vol": true, "Co": true, "vs": true,
+	"Esq": true, "Mme": true, "Mlle": true, "Vol": true, "Co": true, "vs": true,
 	"viz": true, "etc": true,
 }
 
@@ -55,7 +55,12 @@ func endsSentence(w string) bool {
 	default:
 		return false
 	}
-	stem := strings.TrimLeft(strings.TrimSuffix(core, "."), openers)
+	// The word's last run of letters and periods: "Lucy--Mrs." ends in the title "Mrs".
+	stem := strings.TrimSuffix(core, ".")
+	if i := strings.LastIndexFunc(stem, func(r rune) bool { return !unicode.IsLetter(r) && r != '.' }); i >= 0 {
+		_, n := utf8.DecodeRuneInString(stem[i:])
+		stem = stem[i+n:]
+	}
 	if abbreviations[stem] || strings.Contains(stem, ".") {
 		return false // Mr., or dotted like H.M.S.
 	}

@@ -46,6 +46,7 @@ type sourcesInfo struct {
 	POS              POSStats
 	TotalBytes       int
 	DuplicateSynsets int
+	Heldout          map[string][2]int // source -> held-out documents, all documents
 
 	// Filled from the packages' copyright files.
 	WordNetCopyright, WordNetLicence, WordNetUpstream, WordNetSource string
@@ -101,8 +102,9 @@ func readDEP5(path string) (dep5, error) {
 			if last == "" {
 				return nil, fmt.Errorf("%s: continuation line without a field", path)
 			}
-			cont := strings.TrimSpace(line)
-			if cont == "." {
+			// One leading space marks a continuation line; more is the text's own indentation.
+			cont := strings.TrimRight(line[1:], " \t")
+			if strings.TrimSpace(cont) == "." {
 				cont = ""
 			}
 			para[last] += "\n" + cont
@@ -213,7 +215,11 @@ func renderSources(root string, info sourcesInfo) ([]byte, error) {
 		return nil, fmt.Errorf("python3-pattern: the corpora README no longer says what licence the corpora have: read it and update SOURCES.md's template")
 	}
 
-	t, err := template.New("SOURCES.md").Funcs(template.FuncMap{"quote": quote}).Parse(sourcesTemplate)
+	t, err := template.New("SOURCES.md").Funcs(template.FuncMap{
+		"quote":       quote,
+		"licenceName": firstLine,
+		"licenceText": func(s string) string { _, t, _ := strings.Cut(s, "\n"); return t },
+	}).Parse(sourcesTemplate)
 	if err != nil {
 		return nil, err
 	}
