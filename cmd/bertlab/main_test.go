@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,7 +133,6 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
 		{"bad preset", []string{"info", "--preset", "huge"}, 2, "unknown preset"},
 		{"bad flag", []string{"info", "--nope"}, 2, "nope"},
-		{"grads not yet", []string{"dump", "--model", fixture, "--inputs", filepath.Join(fixture, "inputs.json"), "--out", "x", "--grads", "g"}, 1, "backward"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,4 +154,74 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestTokenizeJSONLMatchesFixtures pipes the tokenizer fixtures' cases through
+// `bertlab tokenize --jsonl` for all five variants and compares with expected.jsonl.
+func TestTokenizeJSONLMatchesFixtures(t *testing.T) {
+	const dir = "../../core/tokenizer/testdata/fixtures"
+	cases, err := os.ReadFile(filepath.Join(dir, "cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, variant := range []string{"uncased", "cased", "uncased_keep_accents", "cased_strip_accents", "uncased_no_chinese"} {
+		t.Run(variant, func(t *testing.T) {
+			stdout, stderr, code := bertlab(t, string(cases), "tokenize", "--jsonl", "--model", filepath.Join(dir, variant))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, variant, "expected.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			type enc struct {
+				ID     string   `json:"id"`
+				IDs    []int    `json:"input_ids"`
+				Tokens []string `json:"tokens"`
+				Types  []int    `json:"token_type_ids"`
+			}
+			parse := func(s string) []enc {
+				var out []enc
+				for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+					var e enc
+					if err := json.Unmarshal([]byte(line), &e); err != nil {
+						t.Fatalf("%v: %s", err, line)
+					}
+					out = append(out, e)
+				}
+				return out
+			}
+			got, exp := parse(stdout), parse(string(want))
+			if len(got) != len(exp) {
+				t.Fatalf("%d answers, want %d", len(got), len(exp))
+			}
+			for i := range exp {
+				g, w := got[i], exp[i]
+				if g.ID != w.ID || fmt.Sprint(g.IDs) != fmt.Sprint(w.IDs) || strings.Join(g.Tokens, " ") != strings.Join(w.Tokens, " ") || fmt.Sprint(g.Types) != fmt.Sprint(w.Types) {
+					t.Errorf("case %s:\n got %v %q %v\nwant %v %q %v", w.ID, g.IDs, g.Tokens, g.Types, w.IDs, w.Tokens, w.Types)
+				}
+			}
+		})
+	}
+}
+
+// TestTokenizeBertBaseUncased checks the real bert-base-uncased vocabulary end to end.
+func TestTokenizeBertBaseUncased(t *testing.T) {
+	stdout, stderr, code := bertlab(t, "brown fox jumps over the lazy dog\n", "tokenize", "--model", "../../core/tokenizer/testdata/bert-base-uncased")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var e struct {
+		IDs     []int    `json:"input_ids"`
+		Offsets [][2]int `json:"offsets"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(e.IDs); got != "[101 2829 4419 14523 2058 1996 13971 3899 102]" {
+		t.Errorf("ids %s", got)
+	}
+	if got := fmt.Sprint(e.Offsets); got != "[[0 0] [0 5] [6 9] [10 15] [16 20] [21 24] [25 29] [30 33] [0 0]]" {
+		t.Errorf("offsets %s", got)
+	}
 }
