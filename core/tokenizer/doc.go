@@ -2,11 +2,13 @@
 // tokenizer (text cleaning, CJK splitting, lowercasing, accent stripping,
 // punctuation splitting) followed by greedy longest-match-first WordPiece.
 //
-// Its output (ids, tokens, token types) equals that of the HuggingFace
-// `tokenizers` library (BertNormalizer + BertPreTokenizer + WordPiece +
-// TemplateProcessing), which is what `transformers` uses for BERT by default
-// (BertTokenizerFast). Where that library and the slow Python BertTokenizer
-// disagree, this package follows the Rust library:
+// Its output (ids, tokens, token types, offsets, word ids, truncation) equals
+// that of the HuggingFace tokenizers library 0.23 (BertNormalizer +
+// BertPreTokenizer + WordPiece + TemplateProcessing), which is what
+// transformers uses for BERT by default (BertTokenizerFast); the tests hold
+// its answers for the reference fixtures and for random inputs. Where that
+// library and the slow Python BertTokenizer disagree, this package follows
+// the library:
 //
 //   - whitespace is Unicode White_Space (Rust char::is_whitespace), so U+2028
 //     and U+2029 separate words;
@@ -16,8 +18,18 @@
 //     happens after accent stripping;
 //   - the CJK ranges are those of the Rust library, which start its
 //     Extension E range at U+2B920 instead of U+2B820;
-//   - longest_first truncation of a pair gives the extra token of an odd
-//     budget to the longer sequence, or to the second one when they are equal.
+//   - longest_first truncation of a pair first keeps of each text the words
+//     up to the one that reaches maxLen tokens, then shortens the longer text
+//     down to the shorter and both alike; an odd token left over goes to the
+//     longer text, or to the second when they are equally long.
+//
+// The library carries its own Unicode tables: general categories of an old
+// Unicode version and case mappings of a newer one than Go's. tables.go,
+// generated from the library's answers for every code point (maketables.go),
+// holds its classes of control characters, punctuation and nonspacing marks,
+// its lowercase mapping and where its NFD differs from x/text's (the version
+// of x/text is pinned in go.mod), so the output does not depend on the
+// Unicode version of the Go release.
 //
 // Special tokens ([CLS], [SEP], [PAD], [UNK], [MASK]) written in the input are
 // matched in the raw text, case-sensitively, before any normalisation, and
@@ -26,11 +38,9 @@
 // Every token carries the span of the original text it came from, both in
 // bytes (for slicing Go strings) and in Unicode code points (the character
 // offsets HuggingFace reports to Python and JavaScript). Special tokens added
-// around the sequences get the empty span [0, 0].
-//
-// Character tables are Go's (Unicode 15.0.0, golang.org/x/text for NFD); the
-// Rust library carries its own tables, so characters whose category changed
-// between Unicode versions may be treated differently.
+// around the sequences get the empty span [0, 0]. Spans are HuggingFace's
+// even where its bookkeeping is odd: when NFD reorders combining marks, the
+// spans stay in place while the characters move.
 //
 // Input is expected to be UTF-8; bytes that are not valid UTF-8 are read as
 // U+FFFD and therefore dropped by text cleaning, like HuggingFace drops U+FFFD.

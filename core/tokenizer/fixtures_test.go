@@ -146,7 +146,9 @@ func checkOffsetsMatchText(t *testing.T, tk *Tokenizer, texts [2]string, enc Enc
 // spaces it leaves.
 func normalizeForTest(tk *Tokenizer, s string) string {
 	var b strings.Builder
-	for _, c := range tk.newNormalizer().normalize(s, 0) {
+	sc := tk.getScratch()
+	defer scratchPool.Put(sc)
+	for _, c := range sc.n.normalize(s, 0) {
 		if c.r != ' ' {
 			b.WriteRune(c.r)
 		}

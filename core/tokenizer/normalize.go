@@ -16,16 +16,15 @@ type nchar struct {
 	start, end int
 }
 
-// isControl is BertNormalizer's is_control: categories Cc, Cf and Co, except
-// the three ASCII controls that count as whitespace.
-func isControl(r rune) bool {
-	switch {
-	case r == '\t' || r == '\n' || r == '\r':
-		return false
-	case r < 0x80:
-		return r < 0x20 || r == 0x7f
+// isRemoved reports whether BertNormalizer's text cleaning removes r: NUL,
+// U+FFFD and "control" characters (categories Cc, Cf and Co) except tab,
+// newline and carriage return. Categories are those of the tokenizers
+// library's tables (tables.go), not Go's.
+func isRemoved(r rune) bool {
+	if r < 0x80 {
+		return (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co)
+	return unicode.Is(hfRemoved, r)
 }
 
 // isWhitespace is Rust's char::is_whitespace (the White_Space property),
@@ -38,12 +37,13 @@ func isWhitespace(r rune) bool {
 }
 
 // isPunctuation is BERT's _is_punctuation: all non-alphanumeric printable
-// ASCII (so "$", "+", "^" count) and every Unicode category P.
+// ASCII (so "$", "+", "^" count) and category P of the tokenizers library's
+// tables.
 func isPunctuation(r rune) bool {
 	if r < 0x80 {
 		return (r >= 33 && r <= 47) || (r >= 58 && r <= 64) || (r >= 91 && r <= 96) || (r >= 123 && r <= 126)
 	}
-	return unicode.IsPunct(r)
+	return unicode.Is(hfPunctuation, r)
 }
 
 // isChineseChar reports whether r is in the CJK ideograph blocks that
@@ -74,13 +74,7 @@ type normalizer struct {
 
 	a, b []nchar
 	dec  []byte
-	run  []cccRune
-}
-
-// cccRune is a character with its canonical combining class, for ordering.
-type cccRune struct {
-	ccc uint8
-	r   rune
+	ds   []decomposed
 }
 
 // normalize returns the normalised characters of s, whose first byte is at
@@ -95,7 +89,7 @@ func (n *normalizer) normalize(s string, base int) []nchar {
 		c := nchar{r, base + i, base + i + size}
 		i += size
 		switch {
-		case r == 0 || r == utf8.RuneError || isControl(r):
+		case isRemoved(r):
 			continue
 		case isWhitespace(r):
 			c.r = ' '
@@ -115,81 +109,95 @@ func (n *normalizer) normalize(s string, base int) []nchar {
 	return out
 }
 
-// stripAccents decomposes to NFD and drops nonspacing marks (category Mn).
+// stripAccents decomposes to NFD and drops nonspacing marks (category Mn of
+// the tokenizers library's tables).
 //
 // Each character is decomposed on its own with x/text/unicode/norm, then
 // combining marks are put in canonical order across the whole text: together
 // that is NFD. Decomposing whole strings with norm instead would insert
 // U+034F after 30 consecutive combining marks (its stream-safe format), and
-// would lose which original character each output character came from. The
-// marks of a reordered run all get the span of the whole run.
+// would lose which original character each output character came from.
+//
+// Spans follow the tokenizers library: the first character of a
+// decomposition takes the span of the next original character in order, and
+// the others share the span of the original character taken last, even when
+// canonical ordering moved them.
 func (n *normalizer) stripAccents(in []nchar) []nchar {
-	out := n.b[:0]
+	ds := n.ds[:0]
 	var buf [utf8.UTFMax]byte
 	for _, c := range in {
 		// Nothing below U+00C0 has a canonical decomposition.
-		if c.r < 0xC0 {
-			out = append(out, c)
+		if c.r < 0xC0 || unicode.Is(hfNoDecomposition, c.r) {
+			ds = append(ds, decomposed{c.r, combiningClass(c.r), false})
 			continue
 		}
 		k := utf8.EncodeRune(buf[:], c.r)
 		n.dec = norm.NFD.Append(n.dec[:0], buf[:k]...)
 		for j := 0; j < len(n.dec); {
 			d, size := utf8.DecodeRune(n.dec[j:])
+			ds = append(ds, decomposed{d, combiningClass(d), j > 0})
 			j += size
-			out = append(out, nchar{d, c.start, c.end})
 		}
 	}
-	n.canonicalOrder(out)
-	kept := out[:0]
-	for _, c := range out {
+	canonicalOrder(ds)
+	n.ds = ds
+	out := n.b[:0]
+	taken := 0 // original characters whose span has been given out
+	for _, d := range ds {
+		var c nchar
+		switch {
+		case !d.inserted:
+			c = in[taken]
+			taken++
+		case taken > 0:
+			c = in[taken-1]
+		default: // not reached: a decomposition's first character sorts before the rest
+			c = nchar{start: in[0].start, end: in[0].start}
+		}
 		// Nonspacing marks start at U+0300.
-		if c.r >= 0x300 && unicode.Is(unicode.Mn, c.r) {
+		if d.r >= 0x300 && unicode.Is(hfNonspacingMark, d.r) {
 			continue
 		}
-		kept = append(kept, c)
+		c.r = d.r
+		out = append(out, c)
 	}
 	n.b = out
-	return kept
+	return out
+}
+
+// decomposed is a character of an NFD decomposition with its canonical
+// combining class; inserted marks all but the first character of a
+// decomposition.
+type decomposed struct {
+	r        rune
+	ccc      uint8
+	inserted bool
 }
 
 // canonicalOrder sorts every run of combining characters (canonical
-// combining class > 0) by class, stably. A run that changes order gets the
-// span of all its characters, which keeps spans in text order.
-func (n *normalizer) canonicalOrder(cs []nchar) {
-	for i := 0; i < len(cs); {
-		if combiningClass(cs[i].r) == 0 {
+// combining class > 0) by class, stably.
+func canonicalOrder(ds []decomposed) {
+	for i := 0; i < len(ds); {
+		if ds[i].ccc == 0 {
 			i++
 			continue
 		}
-		j := i + 1
-		for j < len(cs) && combiningClass(cs[j].r) != 0 {
+		j, sorted := i+1, true
+		for j < len(ds) && ds[j].ccc != 0 {
+			if ds[j].ccc < ds[j-1].ccc {
+				sorted = false
+			}
 			j++
 		}
-		if j-i > 1 {
-			run := n.run[:0]
-			sorted := true
-			for _, c := range cs[i:j] {
-				cc := combiningClass(c.r)
-				if len(run) > 0 && cc < run[len(run)-1].ccc {
-					sorted = false
-				}
-				run = append(run, cccRune{cc, c.r})
-			}
-			if !sorted {
-				slices.SortStableFunc(run, func(x, y cccRune) int { return int(x.ccc) - int(y.ccc) })
-				start, end := cs[i].start, cs[j-1].end
-				for k := range run {
-					cs[i+k] = nchar{run[k].r, start, end}
-				}
-			}
-			n.run = run
+		if !sorted {
+			slices.SortStableFunc(ds[i:j], func(x, y decomposed) int { return int(x.ccc) - int(y.ccc) })
 		}
 		i = j
 	}
 }
 
-// combiningClass returns the canonical combining class of r.
+// combiningClass returns the canonical combining class of r, as the
+// tokenizers library's tables have it.
 func combiningClass(r rune) uint8 {
 	// Every character with a nonzero class is at or above U+0300.
 	if r < 0x300 {
@@ -197,12 +205,17 @@ func combiningClass(r rune) uint8 {
 	}
 	var buf [utf8.UTFMax]byte
 	k := utf8.EncodeRune(buf[:], r)
-	return norm.NFD.Properties(buf[:k]).CCC()
+	ccc := norm.NFD.Properties(buf[:k]).CCC()
+	if ccc != 0 && unicode.Is(hfNoCombiningClass, r) {
+		return 0
+	}
+	return ccc
 }
 
 // lowercase maps every character to its full lowercase, one character at a
-// time like Rust's char::to_lowercase: Σ becomes σ even at the end of a word,
-// and U+0130 (İ) becomes "i" followed by U+0307.
+// time like Rust's char::to_lowercase (with the tokenizers library's Unicode
+// version): Σ becomes σ even at the end of a word, and U+0130 (İ) becomes "i"
+// followed by U+0307.
 func (n *normalizer) lowercase(cs []nchar) []nchar {
 	expand := false
 	for i := range cs {
@@ -215,7 +228,7 @@ func (n *normalizer) lowercase(cs []nchar) []nchar {
 		case r == 'İ':
 			expand = true
 		default:
-			cs[i].r = unicode.ToLower(r)
+			cs[i].r = toLower(r)
 		}
 	}
 	if !expand {
@@ -232,4 +245,29 @@ func (n *normalizer) lowercase(cs []nchar) []nchar {
 		out = append(out, c)
 	}
 	return out
+}
+
+// caseRange maps the code points lo, lo+stride, ... hi to themselves plus
+// delta.
+type caseRange struct {
+	lo, hi, stride, delta rune
+}
+
+// toLower returns the lowercase of r from hfLower (U+0130 aside).
+func toLower(r rune) rune {
+	lo, hi := 0, len(hfLower)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if hfLower[m].hi < r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(hfLower) {
+		if c := hfLower[lo]; r >= c.lo && (r-c.lo)%c.stride == 0 {
+			return r + c.delta
+		}
+	}
+	return r
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -43,6 +44,9 @@ type Token struct {
 	// pre-tokenizer (split at whitespace and punctuation) and special tokens
 	// written in the text, counted from 0 (HuggingFace's word_ids).
 	Word int
+
+	// added marks a special token matched in the raw text.
+	added bool
 }
 
 // Encoding is the model input for one text or one pair of texts, with
@@ -143,7 +147,9 @@ func (t *Tokenizer) UnkID() int { return t.unk }
 
 // Tokenize splits text into tokens, without adding [CLS] or [SEP].
 func (t *Tokenizer) Tokenize(text string) []Token {
-	return t.tokenize(t.newNormalizer(), text)
+	sc := t.getScratch()
+	defer scratchPool.Put(sc)
+	return t.tokenize(sc, text)
 }
 
 // Encode tokenizes text and adds [CLS] and [SEP]. When maxLen > 0 the result
@@ -164,19 +170,42 @@ func (t *Tokenizer) Encode(text string, maxLen int) (Encoding, error) {
 // EncodePair tokenizes a pair of texts as [CLS] a [SEP] b [SEP]. When
 // maxLen > 0 the result holds at most maxLen tokens (at least 3); tokens are
 // dropped from the end of the longer text first (HuggingFace's longest_first
-// truncation). maxLen <= 0 means no limit.
+// truncation, as tokenizers 0.23 does it). maxLen <= 0 means no limit.
 func (t *Tokenizer) EncodePair(a, b string, maxLen int) (Encoding, error) {
 	if maxLen > 0 && maxLen < 3 {
 		return Encoding{}, fmt.Errorf("tokenizer: maxLen %d leaves no room for [CLS] and two [SEP]", maxLen)
 	}
-	n := t.newNormalizer()
-	ta, tb := t.tokenize(n, a), t.tokenize(n, b)
+	sc := t.getScratch()
+	defer scratchPool.Put(sc)
+	ta, tb := t.tokenize(sc, a), t.tokenize(sc, b)
 	truncated := false
 	if maxLen > 0 && len(ta)+len(tb) > maxLen-3 {
-		na, nb := longestFirst(len(ta), len(tb), maxLen-3)
+		// What tokenizers 0.23 keeps of each text before truncating the pair
+		// decides which one is longer.
+		na, nb := longestFirst(wordCut(ta, maxLen), wordCut(tb, maxLen), maxLen-3)
 		ta, tb, truncated = ta[:na], tb[:nb], true
 	}
 	return t.assemble(ta, tb, true, truncated), nil
+}
+
+// wordCut returns how many tokens of ts tokenizers 0.23 keeps before it
+// truncates a pair: it adds word after word and stops once it holds limit
+// tokens or more, checking after the words of the text but not after special
+// tokens written in it.
+func wordCut(ts []Token, limit int) int {
+	total := 0
+	for i := 0; i < len(ts); {
+		j := i + 1
+		for j < len(ts) && ts[j].Word == ts[i].Word {
+			j++
+		}
+		total += j - i
+		if !ts[i].added && total >= limit {
+			return j
+		}
+		i = j
+	}
+	return len(ts)
 }
 
 // longestFirst returns how many tokens of sequences of n1 and n2 tokens to
@@ -250,20 +279,29 @@ func (t *Tokenizer) assemble(a, b []Token, pair bool, truncated bool) Encoding {
 	return e
 }
 
-func (t *Tokenizer) newNormalizer() *normalizer {
-	return &normalizer{
-		lower:   t.cfg.DoLowerCase,
-		strip:   t.cfg.stripAccents(),
-		chinese: t.cfg.TokenizeChineseChars,
-	}
+// scratch holds the buffers of one tokenization, kept in scratchPool so
+// that repeated calls do not grow them anew.
+type scratch struct {
+	n  normalizer
+	wb wordBuf
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// getScratch returns scratch buffers with the normaliser set up for t.
+func (t *Tokenizer) getScratch() *scratch {
+	sc := scratchPool.Get().(*scratch)
+	sc.n.lower, sc.n.strip, sc.n.chinese = t.cfg.DoLowerCase, t.cfg.stripAccents(), t.cfg.TokenizeChineseChars
+	return sc
 }
 
 // tokenize splits text at the special tokens written in it, then normalises,
 // pre-tokenizes and WordPiece-splits the spans between them.
-func (t *Tokenizer) tokenize(n *normalizer, text string) []Token {
-	var out []Token
+func (t *Tokenizer) tokenize(sc *scratch, text string) []Token {
+	n, wb := &sc.n, &sc.wb
+	// About one token for every five bytes of English.
+	out := make([]Token, 0, len(text)/5+4)
 	word := 0
-	var wb wordBuf
 	rest := 0 // start of the text not yet tokenized
 	for i := 0; i < len(text); i++ {
 		if !t.specialFirst[text[i]] {
@@ -273,14 +311,14 @@ func (t *Tokenizer) tokenize(n *normalizer, text string) []Token {
 		if sp == "" {
 			continue
 		}
-		out, word = t.tokenizeSpan(n, &wb, out, text[rest:i], rest, word)
+		out, word = t.tokenizeSpan(n, wb, out, text[rest:i], rest, word)
 		id := t.vocab.ids[sp]
-		out = append(out, Token{Text: t.vocab.tokens[id], ID: id, Start: i, End: i + len(sp), Word: word})
+		out = append(out, Token{Text: t.vocab.tokens[id], ID: id, Start: i, End: i + len(sp), Word: word, added: true})
 		word++
 		i += len(sp) - 1
 		rest = i + 1
 	}
-	out, _ = t.tokenizeSpan(n, &wb, out, text[rest:], rest, word)
+	out, _ = t.tokenizeSpan(n, wb, out, text[rest:], rest, word)
 	setCharOffsets(text, out)
 	return out
 }

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unicode"
 )
 
 func TestBertBaseUncased(t *testing.T) {
@@ -76,7 +78,7 @@ func TestOffsets(t *testing.T) {
 			{Text: "##ᆫ", Start: 2, End: 5, CharStart: 2, CharEnd: 3, Word: 1},
 		}},
 		{"\t[MASK]🙂 playing我", []Token{
-			{Text: "[MASK]", Start: 1, End: 7, CharStart: 1, CharEnd: 7, Word: 0},
+			{Text: "[MASK]", Start: 1, End: 7, CharStart: 1, CharEnd: 7, Word: 0, added: true},
 			{Text: "[UNK]", Start: 7, End: 11, CharStart: 7, CharEnd: 8, Word: 1},
 			{Text: "playing", Start: 12, End: 19, CharStart: 9, CharEnd: 16, Word: 2},
 			{Text: "我", Start: 19, End: 22, CharStart: 16, CharEnd: 17, Word: 3},
@@ -132,13 +134,15 @@ func TestLowercaseExpansion(t *testing.T) {
 
 func TestCanonicalOrder(t *testing.T) {
 	// U+1D16D (class 226) before U+1D165 (class 216): NFD swaps them; both are
-	// spacing marks (Mc), so stripping accents keeps them.
+	// spacing marks (Mc), so stripping accents keeps them. Spans stay in
+	// place as the characters move, as in HuggingFace: the word ends where
+	// U+0301 ends (HF reports characters [0, 3) here).
 	tk, err := New(mustVocab(t, "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a\U0001D165\U0001D16D"), DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := tk.Tokenize("a\U0001D16D\u0301\U0001D165")
-	if len(got) != 1 || got[0].Text != "a\U0001D165\U0001D16D" || got[0].Start != 0 || got[0].End != 11 {
+	if len(got) != 1 || got[0].Text != "a\U0001D165\U0001D16D" || got[0].Start != 0 || got[0].End != 7 {
 		t.Errorf("got %+v", got)
 	}
 	// A starter in between stops the reordering.
@@ -222,6 +226,73 @@ func TestTruncation(t *testing.T) {
 		t.Errorf("pair types %v, want %v", enc.TypeIDs, wantTypes)
 	}
 	checkEncoding(t, tk, [2]string{"a b c d e f g h", "one two"}, enc, 9)
+}
+
+func TestTruncationWordCut(t *testing.T) {
+	// Before a pair is truncated each text is cut after the word that reaches
+	// maxLen tokens, which decides which text counts as longer (answers of
+	// HuggingFace tokenizers 0.23.2).
+	tk := loadTestTokenizer(t, "bert-base-uncased")
+	for _, c := range []struct {
+		a, b   string
+		maxLen int
+		want   []string
+	}{
+		// 12 and 4 tokens: both cut to 4, equal, the second gets the odd one.
+		{"x y z w v u t s r q p o", "a b c d", 4, []string{"[CLS]", "[SEP]", "a", "[SEP]"}},
+		{"x y z w v u t s r q p o", "a b c", 4, []string{"[CLS]", "x", "[SEP]", "[SEP]"}},
+		// Words of two tokens: the first text keeps 10 or 11 tokens.
+		{"gpu gpu gpu gpu gpu x", "a b c d e f g h i j", 10, []string{"[CLS]", "gp", "##u", "gp", "[SEP]", "a", "b", "c", "d", "[SEP]"}},
+		{"x gpu gpu gpu gpu gpu", "a b c d e f g h i j", 10, []string{"[CLS]", "x", "gp", "##u", "gp", "[SEP]", "a", "b", "c", "[SEP]"}},
+		// A special token in the text counts but does not end the text.
+		{"a b c [MASK] d", "p q r s t", 4, []string{"[CLS]", "a", "[SEP]", "[SEP]"}},
+		{"a b [MASK] c d", "p q r s t", 4, []string{"[CLS]", "[SEP]", "p", "[SEP]"}},
+	} {
+		enc, err := tk.EncodePair(c.a, c.b, c.maxLen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(enc.Tokens, c.want) || !enc.Truncated {
+			t.Errorf("%q / %q, maxLen %d: %q, want %q", c.a, c.b, c.maxLen, enc.Tokens, c.want)
+		}
+	}
+}
+
+func TestUnicodeTables(t *testing.T) {
+	// Characters whose properties differ between Go's Unicode 15 and the
+	// tables of HuggingFace tokenizers 0.23.2.
+	for _, c := range []struct {
+		name string
+		got  bool
+	}{
+		{"U+2E45 (Po since Unicode 10) is no punctuation", !isPunctuation(0x2E45)},
+		{"U+166D (Po before Unicode 12) is punctuation", isPunctuation(0x166D)},
+		{"U+0890 (Cf since Unicode 14) is kept", !isRemoved(0x0890)},
+		{"U+200B is removed", isRemoved(0x200B)},
+		{"U+E000 (Co) is removed", isRemoved(0xE000)},
+		{"U+0378 (unassigned) is kept", !isRemoved(0x0378)},
+		{"U+1AC0 (Mn since Unicode 14) is no mark", !unicode.Is(hfNonspacingMark, 0x1AC0)},
+		{"U+1734 (Mc since Unicode 14) is a mark", unicode.Is(hfNonspacingMark, 0x1734)},
+		{"U+0301 is a mark", unicode.Is(hfNonspacingMark, 0x0301)},
+		{"U+11938 does not decompose", unicode.Is(hfNoDecomposition, 0x11938)},
+		{"U+0C3C has class 0", combiningClass(0x0C3C) == 0},
+		{"U+0316 has class 220", combiningClass(0x0316) == 220},
+		{"U+1C89 lowercases (Unicode 16)", toLower(0x1C89) == 0x1C8A},
+		{"U+1E9E lowercases to U+00DF", toLower(0x1E9E) == 0xDF},
+		{"U+03A3 lowercases to U+03C3", toLower(0x03A3) == 0x03C3},
+		{"U+01C5 lowercases to U+01C6", toLower(0x01C5) == 0x01C6},
+		{"U+00DF has no single lowercase change", toLower(0xDF) == 0xDF},
+		{"U+2126 lowercases to U+03C9", toLower(0x2126) == 0x03C9},
+	} {
+		if !c.got {
+			t.Error(c.name + ": no")
+		}
+	}
+	for r := rune('A'); r <= 'Z'; r++ {
+		if toLower(r) != r+32 || toLower(r+32) != r+32 {
+			t.Fatalf("toLower(%q) = %q", r, toLower(r))
+		}
+	}
 }
 
 func TestLongestFirst(t *testing.T) {
@@ -370,4 +441,31 @@ func BenchmarkEncode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestConcurrentEncode(t *testing.T) {
+	// One Tokenizer serves many goroutines (run with -race).
+	tk := loadTestTokenizer(t, "bert-base-uncased")
+	texts := []string{"Héllo wörld [MASK]!", "brown fox jumps over the lazy dog", "中文 한국어 e\u0301"}
+	want := make([][]int, len(texts))
+	for i, s := range texts {
+		enc, _ := tk.Encode(s, 0)
+		want[i] = enc.IDs
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 50 {
+				i := (g + k) % len(texts)
+				enc, _ := tk.EncodePair(texts[i], texts[(i+1)%len(texts)], 0)
+				if !slices.Equal(enc.IDs[:len(want[i])-1], want[i][:len(want[i])-1]) {
+					t.Errorf("goroutine %d: %v, want prefix %v", g, enc.IDs, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
