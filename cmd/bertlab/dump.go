@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
@@ -34,16 +35,13 @@ func runDump(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	inputs := fs.String("inputs", "", `inputs.json: {"input_ids":[[...]],"token_type_ids":..,"attention_mask":..,"labels":..,"next_sentence_label":[..]}`)
 	out := fs.String("out", "", "output safetensors file")
 	inter := fs.String("intermediates", "", "also write per-layer intermediates (layer.N.query, ..., mlm_transform) to this safetensors file")
-	grads := fs.String("grads", "", "also write d loss / d parameter (needs the backward pass)")
+	grads := fs.String("grads", "", "also write d loss / d parameter of every weight to this safetensors file (eval mode; needs labels and/or next_sentence_label)")
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *inputs == "" || *out == "" {
 		return usageErr("bertlab dump --model DIR --inputs inputs.json --out out.safetensors")
-	}
-	if *grads != "" {
-		return fmt.Errorf("--grads: gradients come with the backward pass of the training work, which this build does not have yet")
 	}
 	in, err := readDumpInputs(*inputs)
 	if err != nil {
@@ -112,7 +110,48 @@ func runDump(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "wrote %d intermediates to %s\n", len(its), *inter)
 	}
+	if *grads != "" {
+		n, err := writeGrads(*grads, m, batch, in)
+		if err != nil {
+			return fmt.Errorf("--grads: %w", err)
+		}
+		fmt.Fprintf(stdout, "wrote %d gradients to %s\n", n, *grads)
+	}
 	return nil
+}
+
+// writeGrads writes d loss / d parameter of BertForPreTraining's loss on the batch (eval mode,
+// no dropout) under the parameters' names. A tied MLM decoder gets its own entry,
+// cls.predictions.decoder.weight, holding the total gradient of the shared tensor (the same
+// as the word embeddings'), as autograd reports it for a state dict that lists both names.
+func writeGrads(path string, m *bert.Model, batch bert.Batch, in *dumpInputs) (int, error) {
+	if in.Labels == nil && in.NextSentenceLabel == nil {
+		return 0, fmt.Errorf("the inputs have no labels nor next_sentence_label: there is no loss to differentiate")
+	}
+	g := m.NewGrads()
+	if _, err := m.ForwardBackward(batch, flatten(in.Labels), in.NextSentenceLabel, bert.TrainOptions{}, g); err != nil {
+		return 0, err
+	}
+	tied := m.MLM != nil && m.MLM.Decoder == m.WordEmb
+	var ts []checkpoint.Tensor
+	var wordEmb checkpoint.Tensor
+	lastMLM := -1
+	for _, p := range g.Params() {
+		t := checkpoint.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data}
+		if p.Name == "bert.embeddings.word_embeddings.weight" {
+			wordEmb = t
+		}
+		ts = append(ts, t)
+		if strings.HasPrefix(p.Name, "cls.predictions.") {
+			lastMLM = len(ts) - 1
+		}
+	}
+	if tied && lastMLM >= 0 && wordEmb.Data != nil {
+		dec := wordEmb
+		dec.Name = "cls.predictions.decoder.weight"
+		ts = append(ts[:lastMLM+1], append([]checkpoint.Tensor{dec}, ts[lastMLM+1:]...)...)
+	}
+	return len(ts), checkpoint.Write(path, ts, checkpoint.WriteOptions{})
 }
 
 func readDumpInputs(path string) (*dumpInputs, error) {

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/tinydata"
+)
+
+func init() {
+	commands["pretrain"] = command{"pre-train a BERT on plain text (masked LM + next sentence), resumable", runPretrain}
+}
+
+const pretrainUsage = "bertlab pretrain (--model DIR | --preset NAME --vocab DIR) --data FILE.txt --out DIR [--steps N] [--batch 32] [--seq 128] [--lr 1e-4] [--resume] ..."
+
+func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("pretrain", flag.ContinueOnError)
+	model := fs.String("model", "", "model folder (HF layout) to start from; heads it lacks start random")
+	preset := fs.String("preset", "", "start from a random model of this size instead: "+strings.Join(bert.PresetNames(), ", "))
+	vocab := fs.String("vocab", "", "folder with vocab.txt (and tokenizer_config.json); needed with --preset, overrides the model's")
+	data := fs.String("data", "", "training text: one sentence a line, a blank line between documents")
+	heldout := fs.String("heldout", "", "held-out text in the same format: masked-LM accuracy, top-5 and perplexity at --eval-every and at the end")
+	out := fs.String("out", "", "output folder: checkpoint-<step>/ folders and, at the end, the model (HF layout)")
+	steps := fs.Int("steps", 1000, "optimizer steps")
+	batch := fs.Int("batch", 32, "sequences per optimizer step")
+	accum := fs.Int("accum", 1, "gradient accumulation: split each step into this many micro-batches")
+	seq := fs.Int("seq", 128, "max_seq_length: tokens per sequence with [CLS] and [SEP]")
+	lr := fs.Float64("lr", 1e-4, "peak learning rate (AdamW)")
+	warmup := fs.Int("warmup", -1, "linear warm-up steps, then linear decay to 0 (-1: 1% of --steps)")
+	wd := fs.Float64("weight-decay", 0.01, "AdamW weight decay (not on biases and LayerNorm)")
+	clip := fs.Float64("clip", 1, "global gradient-norm clipping (0: none)")
+	seed := fs.Uint64("seed", 0, "random seed: initial weights, instances, masks, order, dropout")
+	noNSP := fs.Bool("no-nsp", false, "no next-sentence prediction: full sentences packed into one segment (RoBERTa)")
+	sop := fs.Bool("sop", false, "sentence-order prediction instead of next-sentence prediction (ALBERT)")
+	wholeWord := fs.Bool("whole-word", false, "whole-word masking: a word's WordPiece pieces are masked together")
+	dynamic := fs.Bool("dynamic", false, "dynamic masking: new masks every epoch (RoBERTa)")
+	dupe := fs.Int("dupe-factor", 1, "static masking: how many differently masked copies of each instance")
+	maskProb := fs.Float64("mask-prob", 0.15, "masked_lm_prob: share of the tokens predicted")
+	maxPred := fs.Int("max-predictions", 0, "max_predictions_per_seq (0: ceil(mask-prob × seq))")
+	shortSeq := fs.Float64("short-seq-prob", 0.1, "short_seq_prob: share of instances with a random shorter length")
+	noDropout := fs.Bool("no-dropout", false, "train without dropout")
+	saveEvery := fs.Int("save-every", 0, "write a checkpoint every N steps (0: only at the end)")
+	keep := fs.Int("keep", 2, "checkpoints to keep (0: all)")
+	evalEvery := fs.Int("eval-every", 0, "evaluate on --heldout every N steps (0: at the end only)")
+	logEvery := fs.Int("log-every", 0, "when stderr is not a terminal, print a progress line every N steps (0: about 50 lines)")
+	resume := fs.Bool("resume", false, "continue from the latest checkpoint in --out (same data and settings)")
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usageErr("unexpected argument %q; %s", oneLine(pos[0]), pretrainUsage)
+	case *data == "" || *out == "":
+		return usageErr("%s", pretrainUsage)
+	case !*resume && (*model == "") == (*preset == ""):
+		return usageErr("give one of --model DIR or --preset NAME (with --vocab DIR); %s", pretrainUsage)
+	case *preset != "" && *vocab == "":
+		return usageErr("--preset needs --vocab DIR (the vocabulary sets the model's vocab_size)")
+	case *noNSP && *sop:
+		return usageErr("--no-nsp and --sop exclude each other")
+	case *steps < 1 || *batch < 1 || *accum < 1 || *batch%*accum != 0:
+		return usageErr("--steps %d, --batch %d, --accum %d: want positive counts, the batch a multiple of --accum", *steps, *batch, *accum)
+	case *seq < 5:
+		return usageErr("--seq %d: too short for [CLS] A [SEP] B [SEP]", *seq)
+	}
+
+	// The data's settings.
+	dc := train.DefaultData(*seq, *seed)
+	dc.Instances.ShortSeqProb = *shortSeq
+	switch {
+	case *noNSP:
+		dc.Instances.Task = train.NoSentenceTask
+	case *sop:
+		dc.Instances.Task = train.SentenceOrder
+	}
+	dc.Masking.Prob, dc.Masking.WholeWord = *maskProb, *wholeWord
+	if *maxPred > 0 {
+		dc.Masking.MaxPredictions = *maxPred
+	} else {
+		dc.Masking.MaxPredictions = max(1, int(math.Ceil(*maskProb*float64(*seq))))
+	}
+	dc.Dynamic, dc.DupeFactor = *dynamic, *dupe
+
+	pc := train.DefaultPretrain(*steps)
+	pc.BatchSize, pc.GradAccum, pc.LR, pc.WeightDecay, pc.MaxGradNorm = *batch, *accum, *lr, *wd, *clip
+	if *warmup >= 0 {
+		pc.Warmup = *warmup
+	}
+	pc.Seed, pc.NoDropout, pc.OutDir, pc.SaveEvery, pc.KeepCheckpoints, pc.EvalEvery = *seed, *noDropout, *out, *saveEvery, *keep, *evalEvery
+
+	// The model and its tokenizer: from the latest checkpoint, a folder, or a preset.
+	latest, err := train.LatestCheckpoint(*out)
+	if err != nil {
+		return err
+	}
+	var m *bert.Model
+	var tok *tokenizer.Tokenizer
+	var notes []string
+	switch {
+	case *resume:
+		if latest == "" {
+			return fmt.Errorf("--resume: no checkpoint in %s", *out)
+		}
+		if tok, err = tokenizer.LoadDir(latest); err != nil {
+			return err
+		}
+	case latest != "":
+		return usageErr("%s already holds checkpoints (%s): pass --resume to continue, or choose another --out", *out, latest)
+	default:
+		if m, tok, notes, err = pretrainModel(*model, *preset, *vocab, *seed); err != nil {
+			return err
+		}
+	}
+
+	docs, err := readPretrainText(*data, tok)
+	if err != nil {
+		return err
+	}
+	td, err := train.NewPretrainData(tok, docs, dc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *data, err)
+	}
+	var p *train.Pretrainer
+	if *resume {
+		p, err = train.ResumePretrainer(latest, td, pc)
+	} else {
+		p, err = train.NewPretrainer(m, tok, td, pc)
+	}
+	if err != nil {
+		return err
+	}
+	if *heldout != "" {
+		hdocs, err := readPretrainText(*heldout, tok)
+		if err != nil {
+			return err
+		}
+		hd, err := train.NewPretrainData(tok, hdocs, dc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *heldout, err)
+		}
+		p.Eval = hd.Fixed()
+	}
+
+	mc := p.Model.Config
+	for _, n := range notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	fmt.Fprintf(stdout, "pre-training %d layers, hidden %d, %s parameters on %d examples an epoch (%d instances of at most %d tokens, %s, %s masking)\n",
+		mc.NumHiddenLayers, mc.HiddenSize, commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, maskingName(dc))
+	if *resume {
+		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(stderr, p.State.Step, *steps, *logEvery)
+	var first, last *train.Event
+	var lastEval *train.Event
+	start := time.Now()
+	err = p.Run(ctx, func(e train.Event) {
+		switch e.Kind {
+		case train.EventStep:
+			if first == nil {
+				first = &e
+			}
+			last = &e
+			prog.step(e)
+		case train.EventEval:
+			lastEval = &e
+			prog.println(e.String())
+		case train.EventCheckpoint:
+			prog.println("checkpoint " + e.Checkpoint)
+		}
+	})
+	prog.finish()
+	if errors.Is(err, context.Canceled) {
+		dir, serr := p.SaveCheckpoint()
+		if serr != nil {
+			return fmt.Errorf("interrupted at step %d, and the checkpoint failed: %w", p.State.Step, serr)
+		}
+		return fmt.Errorf("interrupted at step %d; saved %s: continue with the same command and --resume", p.State.Step, dir)
+	}
+	if errors.Is(err, train.ErrNonFinite) {
+		if latest, _ := train.LatestCheckpoint(*out); latest != "" {
+			return fmt.Errorf("%w; the last good checkpoint is %s (try a lower --lr)", err, latest)
+		}
+		return fmt.Errorf("%w; no checkpoint was written before it (try a lower --lr)", err)
+	}
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if first != nil {
+		fmt.Fprintf(stdout, "trained steps %d-%d of %d in %s (epoch %.2f): %.0f tokens/s\n", first.Step, last.Step, *steps,
+			elapsed.Round(100*time.Millisecond), last.Epoch, last.TokensPerSec)
+		fmt.Fprintf(stdout, "loss %.4f -> %.4f (masked LM %.4f -> %.4f", first.Loss, last.Loss, first.MLMLoss, last.MLMLoss)
+		if dc.Instances.Task != train.NoSentenceTask {
+			fmt.Fprintf(stdout, ", %s %.4f -> %.4f", dc.Instances.Task, first.NSPLoss, last.NSPLoss)
+		}
+		fmt.Fprintln(stdout, ")")
+	}
+	if lastEval != nil {
+		em := lastEval.Metrics
+		fmt.Fprintf(stdout, "held-out: masked-LM accuracy %.4f, top-5 %.4f, perplexity %.2f over %.0f predictions\n",
+			em["mlm_accuracy"], em["mlm_top5"], em["perplexity"], em["n"])
+	}
+	fmt.Fprintf(stdout, "model saved to %s (HF layout; checkpoints in %s/%s<step>)\n", *out, *out, train.CheckpointPrefix)
+	return nil
+}
+
+// pretrainModel makes the starting model: a folder's (heads it lacks initialised at random,
+// as transformers does) or a random preset, and its tokenizer.
+func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
+	var tok *tokenizer.Tokenizer
+	var err error
+	if vocab != "" {
+		if tok, err = tokenizer.LoadDir(vocab); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if preset != "" {
+		c, err := bert.Preset(preset)
+		if err != nil {
+			return nil, nil, nil, usageErr("%v", err)
+		}
+		c.VocabSize, c.PadTokenID = tok.Vocab().Len(), tok.PadID()
+		m, err := bert.NewRandom(c, bert.AllHeads, seed)
+		return m, tok, nil, err
+	}
+	f, err := loadModel(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if tok == nil {
+		if tok = f.Tokenizer; tok == nil {
+			return nil, nil, nil, fmt.Errorf("model folder %s has no vocab.txt: pass --vocab DIR", dir)
+		}
+	}
+	if tok.Vocab().Len() != f.Model.Config.VocabSize {
+		return nil, nil, nil, fmt.Errorf("vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), f.Model.Config.VocabSize)
+	}
+	m := f.Model
+	if m.Pooler != nil && m.MLM != nil && m.NSP != nil {
+		return m, tok, nil, nil
+	}
+	full, err := bert.NewRandom(m.Config, bert.AllHeads, seed)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	have := map[string]bert.Param{}
+	for _, p := range m.Params() {
+		have[p.Name] = p
+	}
+	var fresh []string
+	for _, p := range full.Params() {
+		if q, ok := have[p.Name]; ok {
+			copy(p.T.Data, q.T.Data)
+		} else {
+			fresh = append(fresh, p.Name)
+		}
+	}
+	return full, tok, []string{fmt.Sprintf("%s has no %s: initialised at random", dir, strings.Join(fresh, ", "))}, nil
+}
+
+// readPretrainText reads a pre-training text file and tokenizes it.
+func readPretrainText(path string, tok *tokenizer.Tokenizer) ([]train.Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	docs, err := tinydata.ParsePretrain(f)
+	if err != nil {
+		var pe *tinydata.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s (fatal)", path, pe.Line, pe.Msg)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	texts := make([][]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.Sentences
+	}
+	out := train.TokenizeDocuments(tok, texts)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no text", path)
+	}
+	return out, nil
+}
+
+func maskingName(dc train.DataConfig) string {
+	s := fmt.Sprintf("static ×%d", dc.DupeFactor)
+	if dc.Dynamic {
+		s = "dynamic"
+	}
+	if dc.Masking.WholeWord {
+		s += " whole-word"
+	}
+	return s
+}
+
+// progress shows training progress: a bar (step, loss, tokens/s, ETA) on a terminal, plain
+// lines every so many steps elsewhere (logs, pipes, tests).
+type progress struct {
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	start int
+	every int
+}
+
+func newProgress(w io.Writer, start, total, every int) *progress {
+	p := &progress{w: w, start: start, every: every}
+	if every <= 0 {
+		p.every = max(1, (total-start)/50)
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(total-start,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWidth(24),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionShowDescriptionAtLineEnd(),
+			progressbar.OptionSetDescription("starting"))
+	}
+	return p
+}
+
+func (p *progress) step(e train.Event) {
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("step %d/%d loss %.4f lr %.2e %.0f tok/s", e.Step, e.TotalSteps, e.Loss, e.LR, e.TokensPerSec))
+		p.bar.Add(1)
+		return
+	}
+	if e.Step%p.every == 0 || e.Step == e.TotalSteps || e.Step == p.start+1 {
+		eta := time.Duration(float64(e.Elapsed) / float64(e.Step-p.start) * float64(e.TotalSteps-e.Step))
+		fmt.Fprintf(p.w, "%s ETA %s\n", e, eta.Round(time.Second))
+	}
+}
+
+func (p *progress) println(s string) {
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	fmt.Fprintln(p.w, s)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
+}

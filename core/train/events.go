@@ -1,0 +1,107 @@
+package train
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	// EventStep follows every optimizer step.
+	EventStep EventKind = iota
+	// EventEval carries the metrics of an evaluation (in Metrics).
+	EventEval
+	// EventCheckpoint follows a checkpoint written to disk (in Checkpoint).
+	EventCheckpoint
+	// EventDone ends a run that reached its last step.
+	EventDone
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventStep:
+		return "step"
+	case EventEval:
+		return "eval"
+	case EventCheckpoint:
+		return "checkpoint"
+	case EventDone:
+		return "done"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// MarshalText writes the kind by name ("step", "eval", ...), as log_history shows it.
+func (k EventKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind written by MarshalText.
+func (k *EventKind) UnmarshalText(b []byte) error {
+	for c := EventStep; c <= EventDone; c++ {
+		if c.String() == string(b) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown event kind %q", b)
+}
+
+// Event is the progress of a training run, delivered to a callback so that the terminal's
+// progress bar and the page's loss curve show the same numbers. The JSON names are those of
+// HF Trainer's log_history where it has them.
+type Event struct {
+	Kind       EventKind `json:"kind"`
+	Step       int       `json:"step"`        // optimizer steps taken
+	TotalSteps int       `json:"total_steps"` // steps the run will take
+	// Epoch counts passes over the data, fractional (HF's "epoch").
+	Epoch float64 `json:"epoch"`
+	// Loss is the training loss of the step (MLM + NSP), averaged over its micro-batches.
+	Loss    float64 `json:"loss"`
+	MLMLoss float64 `json:"mlm_loss"`
+	NSPLoss float64 `json:"nsp_loss,omitempty"`
+	// LR is the learning rate the step used.
+	LR float64 `json:"learning_rate"`
+	// GradNorm is the global gradient norm before clipping.
+	GradNorm float64 `json:"grad_norm"`
+	// Tokens counts the non-padding tokens trained on since the run began (all sessions).
+	Tokens int64 `json:"tokens"`
+	// TokensPerSec is this session's throughput: its tokens over its elapsed time.
+	TokensPerSec float64 `json:"tokens_per_sec"`
+	// Elapsed is the wall time of this session.
+	Elapsed time.Duration `json:"-"`
+	// Metrics are an evaluation's figures (EventEval), e.g. mlm_accuracy, mlm_top5, perplexity.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Checkpoint is the folder written (EventCheckpoint, and EventDone when a model was saved).
+	Checkpoint string `json:"checkpoint,omitempty"`
+}
+
+// String is a one-line summary for logs.
+func (e Event) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d/%d", e.Kind, e.Step, e.TotalSteps)
+	switch e.Kind {
+	case EventStep:
+		fmt.Fprintf(&b, " epoch %.2f loss %.4f (mlm %.4f", e.Epoch, e.Loss, e.MLMLoss)
+		if e.NSPLoss != 0 {
+			fmt.Fprintf(&b, ", nsp %.4f", e.NSPLoss)
+		}
+		fmt.Fprintf(&b, ") lr %.3g grad-norm %.3g %.0f tokens/s", e.LR, e.GradNorm, e.TokensPerSec)
+	case EventEval:
+		keys := make([]string, 0, len(e.Metrics))
+		for k := range e.Metrics {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s %.4g", k, e.Metrics[k])
+		}
+	case EventCheckpoint, EventDone:
+		if e.Checkpoint != "" {
+			fmt.Fprintf(&b, " %s", e.Checkpoint)
+		}
+	}
+	return b.String()
+}
