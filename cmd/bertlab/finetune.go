@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/tinydata"
+)
+
+func init() {
+	commands["finetune"] = command{"fine-tune a model on a task (--task classify, tag, qa) and save it in HF layout", runFinetune}
+}
+
+const finetuneUsage = "bertlab finetune --task classify|tag|qa --model DIR --train FILE [--dev FILE] --out DIR [--epochs 3] [--batch 32] [--lr 5e-5] [--seq 128] [--seed N] [--warmup 0.1] ..."
+
+// fineTasks maps the command line's task names to the heads.
+var fineTasks = map[string]bert.Task{
+	"classify": bert.SequenceClassification,
+	"tag":      bert.TokenClassification,
+	"qa":       bert.QuestionAnswering,
+}
+
+// fineTaskFormats says what data each task reads.
+var fineTaskFormats = map[string]string{
+	"classify": "label<TAB>text or label<TAB>text_a<TAB>text_b lines",
+	"tag":      "CoNLL: token<TAB>tag lines, a blank line after each sentence",
+	"qa":       "SQuAD v1.1 JSON",
+}
+
+// qaFlags are the flags of run_qa.py's postprocessing and windows.
+type qaFlags struct{ stride, query, answer, nbest *int }
+
+func addQAFlags(fs *flag.FlagSet) qaFlags {
+	return qaFlags{
+		stride: fs.Int("doc-stride", -1, "qa: context tokens shared by neighbouring windows of a long context (-1: a third of --seq)"),
+		query:  fs.Int("max-query-len", -1, "qa: longer questions are cut to this many tokens (-1: min(64, seq/4))"),
+		answer: fs.Int("max-answer-len", 30, "qa: longest answer, in tokens"),
+		nbest:  fs.Int("n-best", 20, "qa: start and end candidates per window"),
+	}
+}
+
+// config is the QA configuration for windows of seq tokens; flags not defined keep their defaults.
+func (q qaFlags) config(seq int) train.QAConfig {
+	c := train.DefaultQA(seq)
+	if q.stride == nil {
+		return c
+	}
+	if *q.stride >= 0 {
+		c.DocStride = *q.stride
+	}
+	if *q.query >= 0 {
+		c.MaxQueryLength = *q.query
+	}
+	c.MaxAnswerLength, c.NBest = *q.answer, *q.nbest
+	return c
+}
+
+func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("finetune", flag.ContinueOnError)
+	taskName := fs.String("task", "", "classify (sequence classification), tag (token classification) or qa (extractive question answering)")
+	model := fs.String("model", defaultModel(), "model folder (HF layout): pre-trained, or fine-tuned on the same task")
+	trainPath := fs.String("train", "", "training data (classify: label<TAB>text TSV; tag: CoNLL; qa: SQuAD v1.1 JSON)")
+	devPath := fs.String("dev", "", "dev data in the same format: evaluated after each epoch; the best epoch is kept")
+	out := fs.String("out", "", "output folder for the fine-tuned model (HF layout)")
+	epochs := fs.Int("epochs", 3, "passes over the training data")
+	batch := fs.Int("batch", 32, "sequences per optimizer step")
+	lr := fs.Float64("lr", 5e-5, "peak learning rate (AdamW)")
+	seq := fs.Int("seq", 128, "max_seq_length: tokens per sequence with [CLS] and [SEP] (at most the model's positions)")
+	seed := fs.Uint64("seed", 42, "random seed: new head, order, dropout")
+	warmup := fs.Float64("warmup", 0.1, "warm-up ratio: share of the steps with a linear warm-up, then linear decay to 0")
+	wd := fs.Float64("weight-decay", 0.01, "AdamW weight decay (not on biases and LayerNorm)")
+	clip := fs.Float64("clip", 1, "global gradient-norm clipping (0: none)")
+	noDropout := fs.Bool("no-dropout", false, "train without dropout")
+	keepLast := fs.Bool("keep-last", false, "save the last epoch's model, not the best on --dev")
+	logEvery := fs.Int("log-every", 0, "when stderr is not a terminal, print a progress line every N steps (0: about 50 lines)")
+	qf := addQAFlags(fs)
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	task, ok := fineTasks[*taskName]
+	switch {
+	case len(pos) > 0:
+		return usageErr("unexpected argument %q; %s", oneLine(pos[0]), finetuneUsage)
+	case !ok:
+		return usageErr("--task %q: want classify, tag or qa; %s", *taskName, finetuneUsage)
+	case *trainPath == "" || *out == "":
+		return usageErr("%s", finetuneUsage)
+	case *epochs < 1 || *batch < 1:
+		return usageErr("--epochs %d, --batch %d: want positive counts", *epochs, *batch)
+	case *seq < 3:
+		return usageErr("--seq %d: too short", *seq)
+	case *model == "":
+		return usageErr("no model folder: pass --model DIR")
+	}
+
+	trainData, err := readTaskFile(task, *trainPath)
+	if err != nil {
+		return err
+	}
+	var devData *taskFile
+	if *devPath != "" {
+		if devData, err = readTaskFile(task, *devPath); err != nil {
+			return err
+		}
+	}
+	labels := trainData.labels()
+	if devData != nil && labels != nil {
+		// As the model could never predict a label it has no output for, it gets one for every
+		// label of either file; one only in dev is never trained on.
+		if extra := missing(devData.labels(), labels); len(extra) > 0 {
+			fmt.Fprintf(stdout, "note: labels %q occur in %s but not in %s: the model has outputs for them, never trained\n", extra, *devPath, *trainPath)
+			labels = train.LabelSet(labels, extra)
+		}
+	}
+
+	f, err := checkpoint.LoadTaskFolder(*model, task, checkpoint.TaskLoadOptions{Labels: labels, Seed: *seed})
+	if err != nil {
+		return err
+	}
+	if f.Tokenizer == nil {
+		return fmt.Errorf("model folder %s has no vocab.txt", *model)
+	}
+	m := f.Model
+	for _, n := range f.Report.Notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	if len(f.Report.Ignored) > 0 {
+		fmt.Fprintf(stdout, "note: not used for %s: %s\n", task, summarizeNames(f.Report.Ignored))
+	}
+	S := *seq
+	if p := m.Bert.Config.MaxPositionEmbeddings; S > p {
+		fmt.Fprintf(stdout, "note: --seq %d is more than the model's %d positions: using %d\n", S, p, p)
+		S = p
+	}
+	qc := qf.config(S)
+	td, notes, err := trainData.dataset(f.Tokenizer, m.Labels, S, qc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *trainPath, err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stdout, "note: %s: %s\n", *trainPath, n)
+	}
+	var dd train.TaskDataset
+	if devData != nil {
+		if dd, notes, err = devData.dataset(f.Tokenizer, m.Labels, S, qc); err != nil {
+			return fmt.Errorf("%s: %w", *devPath, err)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stdout, "note: %s: %s\n", *devPath, n)
+		}
+	}
+
+	c := train.DefaultFinetune()
+	c.Epochs, c.BatchSize, c.LR, c.WarmupRatio, c.WeightDecay, c.MaxGradNorm = *epochs, *batch, *lr, *warmup, *wd, *clip
+	c.Seed, c.NoDropout, c.KeepBest = *seed, *noDropout, !*keepLast
+	ft, err := train.NewFinetuner(m, td, dd, c)
+	if err != nil {
+		return err
+	}
+	mc := m.Bert.Config
+	fmt.Fprintf(stdout, "fine-tuning %s (%d layers, hidden %d, %s parameters) on %d examples (%d sequences of at most %d tokens)",
+		task, mc.NumHiddenLayers, mc.HiddenSize, commas(paramCount(m)), td.Examples(), td.Len(), S)
+	if m.Labels != nil {
+		fmt.Fprintf(stdout, ", %d labels", len(m.Labels))
+	}
+	fmt.Fprintf(stdout, ": %d epochs of %d steps\n", c.Epochs, ft.StepsPerEpoch)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(stderr, 0, ft.TotalSteps, *logEvery)
+	var first, last *train.Event
+	start := time.Now()
+	metrics, err := ft.Run(ctx, func(e train.Event) {
+		switch e.Kind {
+		case train.EventStep:
+			if first == nil {
+				first = &e
+			}
+			last = &e
+			prog.step(e)
+		case train.EventEval:
+			prog.println(fmt.Sprintf("epoch %.0f dev: %s", e.Epoch, formatMetrics(e.Metrics)))
+		}
+	})
+	prog.finish()
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("interrupted at step %d of %d: nothing saved", ft.Steps, ft.TotalSteps)
+	case errors.Is(err, train.ErrNonFinite):
+		return fmt.Errorf("%w: nothing saved (try a lower --lr)", err)
+	case err != nil:
+		return err
+	}
+	if err := checkpoint.SaveTaskFolder(*out, m, f.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+		return err
+	}
+	if first != nil {
+		fmt.Fprintf(stdout, "trained %d steps in %s: loss %.4f -> %.4f, %.0f tokens/s\n", last.Step,
+			time.Since(start).Round(100*time.Millisecond), first.Loss, last.Loss, last.TokensPerSec)
+	}
+	if metrics != nil {
+		which := "last epoch"
+		if c.KeepBest {
+			which = fmt.Sprintf("best epoch, %d of %d, by %s", ft.BestEpoch, c.Epochs, dd.MainMetric())
+		}
+		fmt.Fprintf(stdout, "dev (%s): %s\n", which, formatMetrics(metrics))
+	}
+	fmt.Fprintf(stdout, "model saved to %s (%s, HF layout)\n", *out, task)
+	return nil
+}
+
+// paramCount is the number of parameters of a task model.
+func paramCount(m *bert.TaskModel) int64 {
+	var n int64
+	for _, p := range m.Params() {
+		n += int64(p.T.Len())
+	}
+	return n
+}
+
+// formatMetrics prints metrics sorted by name, "n" last.
+func formatMetrics(m train.Metrics) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "n" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %.4f  ", k, m[k])
+	}
+	fmt.Fprintf(&b, "n %.0f", m["n"])
+	return b.String()
+}
+
+// summarizeNames lists names, or the first few and a count.
+func summarizeNames(names []string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:4], ", "), len(names)-4)
+}
+
+// missing returns the labels of have that are not in want.
+func missing(have, want []string) []string {
+	var out []string
+	for _, l := range have {
+		if !slices.Contains(want, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// taskFile is a parsed data file of one task.
+type taskFile struct {
+	task bert.Task
+	path string
+	cls  []tinydata.Example
+	tag  []tinydata.TaggedSentence
+	qa   []train.SQuADExample
+}
+
+// readTaskFile parses a data file in the task's format. A malformed line is fatal: the error
+// names the file and line.
+func readTaskFile(task bert.Task, path string) (*taskFile, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	t := &taskFile{task: task, path: path}
+	var n int
+	switch task {
+	case bert.SequenceClassification:
+		t.cls, err = tinydata.ParseClassification(r)
+		n = len(t.cls)
+	case bert.TokenClassification:
+		t.tag, err = tinydata.ParseCoNLL(r)
+		n = len(t.tag)
+	default:
+		t.qa, err = train.ParseSQuAD(r)
+		n = len(t.qa)
+	}
+	var pe *tinydata.ParseError
+	switch {
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("%s:%d: %s (fatal: malformed lines are not skipped)", path, pe.Line, pe.Msg)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case n == 0:
+		return nil, fmt.Errorf("%s: no examples", path)
+	}
+	return t, nil
+}
+
+// labels lists the file's labels, sorted (nil for QA).
+func (t *taskFile) labels() []string {
+	switch t.task {
+	case bert.SequenceClassification:
+		return train.ClassificationLabels(t.cls)
+	case bert.TokenClassification:
+		return train.TagLabels(t.tag)
+	}
+	return nil
+}
+
+// dataset tokenizes the file for a model with these labels, and says what it had to cut.
+func (t *taskFile) dataset(tok *tokenizer.Tokenizer, labels []string, seq int, qc train.QAConfig) (train.TaskDataset, []string, error) {
+	var notes []string
+	switch t.task {
+	case bert.SequenceClassification:
+		d, err := train.NewClassificationData(tok, t.cls, labels, seq)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d.Truncated > 0 {
+			notes = append(notes, fmt.Sprintf("%d of %d examples cut to %d tokens", d.Truncated, len(t.cls), seq))
+		}
+		if d.Unknown > 0 {
+			notes = append(notes, fmt.Sprintf("%d examples have labels the model does not know (%q): not trained on, scored as wrong", d.Unknown, missing(t.labels(), labels)))
+		}
+		return d, notes, nil
+	case bert.TokenClassification:
+		d, err := train.NewTaggingData(tok, t.tag, labels, seq)
+		if err != nil {
+			return nil, nil, err
+		}
+		if d.Dropped > 0 {
+			notes = append(notes, fmt.Sprintf("%d words beyond %d tokens (or without a word piece) neither trained on nor scored", d.Dropped, seq))
+		}
+		if d.Unknown > 0 {
+			notes = append(notes, fmt.Sprintf("%d words have tags the model does not know (%q): not trained on, scored as wrong", d.Unknown, missing(t.labels(), labels)))
+		}
+		return d, notes, nil
+	}
+	d, err := train.NewQAData(tok, t.qa, qc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.QuestionsTruncated > 0 {
+		notes = append(notes, fmt.Sprintf("%d questions cut to %d tokens", d.QuestionsTruncated, qc.MaxQueryLength))
+	}
+	if d.Len() > len(t.qa) {
+		notes = append(notes, fmt.Sprintf("%d questions in %d windows of %d tokens (doc stride %d)", len(t.qa), d.Len(), seq, qc.DocStride))
+	}
+	return d, notes, nil
+}
