@@ -84,11 +84,12 @@ func (e Event) String() string {
 	fmt.Fprintf(&b, "%s %d/%d", e.Kind, e.Step, e.TotalSteps)
 	switch e.Kind {
 	case EventStep:
-		fmt.Fprintf(&b, " epoch %.2f loss %.4f (mlm %.4f", e.Epoch, e.Loss, e.MLMLoss)
-		if e.NSPLoss != 0 {
-			fmt.Fprintf(&b, ", nsp %.4f", e.NSPLoss)
+		fmt.Fprintf(&b, " epoch %.2f loss %.4f", e.Epoch, e.Loss)
+		// Pre-training reports its two losses; fine-tuning has only the task loss.
+		if e.MLMLoss != 0 || e.NSPLoss != 0 {
+			fmt.Fprintf(&b, " (mlm %.4f, nsp %.4f)", e.MLMLoss, e.NSPLoss)
 		}
-		fmt.Fprintf(&b, ") lr %.3g grad-norm %.3g %.0f tokens/s", e.LR, e.GradNorm, e.TokensPerSec)
+		fmt.Fprintf(&b, " lr %.3g grad-norm %.3g %.0f tokens/s", e.LR, e.GradNorm, e.TokensPerSec)
 	case EventEval:
 		keys := make([]string, 0, len(e.Metrics))
 		for k := range e.Metrics {
