@@ -1,5 +1,5 @@
 # bertlab: BERT in pure Go, in the browser (WebAssembly) and natively.
-# `make test` is what CI runs (.ci/run); `make run` is the main job.
+# `make test` is what CI runs (.ci/run); `make run` is the main job: the page with the built-in model.
 
 GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
@@ -8,29 +8,37 @@ BIN       := bin
 BERTLAB   := $(BIN)/bertlab
 # Go files that are generated (vugugen) are not gofmt-clean by design.
 GOFILES    = $(shell git ls-files -co --exclude-standard '*.go' | grep -v -e '_vgen\.go$$' -e '_gen\.go$$')
-DEMO      := build/demo-model
+PORT      ?= 8080
+# Until the pre-trained built-in model lands in assets/models, `make run` writes this stand-in:
+# a randomly initialised Tiny model with the real bert-base-uncased vocabulary (predictions are noise).
+DEMO_PAGE_MODEL := assets/models/tiny-random
 
-.PHONY: all build run test fmt-check vet test-native test-purego test-wasm wasm bench fuzz tinydata clean
+.PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
+	bench fuzz tinydata worker worker-deps worker-dev clean
 
 all: build wasm
 
 build:
 	$(GO) build -o $(BERTLAB) ./cmd/bertlab
 
-# The main job. Until the built-in pre-trained model lands (assets/models), it runs fill-mask on
-# a randomly initialised Tiny model with the real bert-base-uncased vocabulary, to show the
-# engine end to end; pass MODEL=DIR to use a real HuggingFace BERT folder.
+# The main job: build the page (two wasm modules) and serve it with the JSON API on 127.0.0.1:$(PORT).
+# MODEL=DIR serves a HuggingFace BERT folder's API instead of the first one in assets/models.
 MODEL ?=
-TEXT  ?= The capital of France is [MASK].
-run: build
-	@if [ -n "$(MODEL)" ]; then m="$(MODEL)"; \
-	elif ls assets/models/*/config.json >/dev/null 2>&1; then m=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
-	else m=$(DEMO); [ -f $(DEMO)/config.json ] || $(BERTLAB) init --preset tiny --vocab core/tokenizer/testdata/bert-base-uncased --seed 1 --out $(DEMO); \
-	  echo "note: no pre-trained model in assets/models yet: $(DEMO) has random weights, so its predictions are noise"; fi; \
-	$(BERTLAB) info --model $$m && $(BERTLAB) fill-mask --model $$m "$(TEXT)"
+run: build wasm
+	@if ! ls assets/models/*/config.json >/dev/null 2>&1; then \
+	  $(BERTLAB) init --preset tiny --vocab core/tokenizer/testdata/bert-base-uncased --seed 1 --out $(DEMO_PAGE_MODEL) && \
+	  echo "Random weights: the predictions are noise until the pre-trained model lands in assets/models." > $(DEMO_PAGE_MODEL)/note.txt; fi
+	$(GO) run ./ui/modelindex assets/models
+	@m="$(MODEL)"; [ -n "$$m" ] || m=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
+	echo "open http://127.0.0.1:$(PORT)/"; \
+	$(BERTLAB) serve --addr 127.0.0.1:$(PORT) --assets assets --model $$m
 
-test: fmt-check vet test-native test-purego test-wasm wasm
+test: test-deps fmt-check vet generate-check test-native test-purego test-wasm wasm worker
 	@echo "make test: all checks passed"
+
+# Node.js, npm and Chromium, installed with apt-get when missing.
+test-deps:
+	bash scripts/test-deps.sh
 
 fmt-check:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -39,7 +47,8 @@ vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./...
 
-test-native:
+# Every native test, the browser tests (Chromium) and the Worker's end-to-end test (wrangler) included.
+test-native: worker-deps
 	$(GO) test ./...
 
 # The kernels again without the assembly path: the pure-Go twins are production code in the browser.
@@ -50,19 +59,27 @@ test-purego:
 test-wasm:
 	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test ./core/... ./tinydata/...
 
-# Every wasm/ entry point, built into assets/ next to the page.
+# Every wasm/ entry point of the page, built into assets/ next to index.html.
 wasm:
 	@mkdir -p assets
 	GOOS=js GOARCH=wasm $(GO) build -o assets/engine.wasm ./wasm/engine
+	GOOS=js GOARCH=wasm $(GO) build -o assets/app.wasm ./wasm/app
 	cp "$(WASM_EXEC)/wasm_exec.js" assets/wasm_exec.js
 
+# Regenerates ui/0_components_gen.go from the .vugu files (commit the result).
+generate:
+	$(GO) generate ./ui/
+
+generate-check:
+	$(GO) generate ./ui/ && git diff --exit-code -- ui/0_components_gen.go
+
 bench:
-	$(GO) test -run='^$$' -bench=. -benchtime=20x ./core/tensor/ ./core/bert/ ./core/checkpoint/ ./core/tokenizer/
+	$(GO) test -run='^$$' -bench=. -benchtime=20x ./core/tensor/ ./core/bert/ ./core/checkpoint/ ./core/tokenizer/ ./core/train/
 
 # Short runs of every fuzz target (seed corpora live in testdata/fuzz/ and run in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert ./tinydata ./tinydata/internal/build; do \
+	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert ./core/train ./tinydata ./tinydata/internal/build ./api; do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test $$pkg -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) || exit 1; done; done
 
@@ -70,5 +87,24 @@ fuzz:
 tinydata:
 	bash scripts/tinydata.sh
 
+# The Cloudflare Worker (wasm/worker): the JSON API in Go through syumai/workers, the page from
+# assets/ as Workers static assets. Local runs are offline (workerd on 127.0.0.1).
+WORKER       := wasm/worker
+WORKER_PORT  ?= 8787
+WRANGLER_ENV := WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
+
+worker:
+	cd $(WORKER) && $(GO) run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o build
+	cd $(WORKER) && GOOS=js GOARCH=wasm $(GO) build -o build/app.wasm .
+
+# npm ci only when package-lock.json is newer than the installed tree.
+worker-deps: $(WORKER)/node_modules/.package-lock.json
+$(WORKER)/node_modules/.package-lock.json: $(WORKER)/package-lock.json
+	cd $(WORKER) && npm ci --no-audit --no-fund
+
+# wrangler.toml serves ../../assets as the page: build it first.
+worker-dev: worker wasm worker-deps
+	cd $(WORKER) && $(WRANGLER_ENV) node_modules/.bin/wrangler dev --ip 127.0.0.1 --port $(WORKER_PORT) --show-interactive-dev-session=false
+
 clean:
-	rm -rf $(BIN) build assets/engine.wasm assets/wasm_exec.js
+	rm -rf $(BIN) build assets/engine.wasm assets/app.wasm assets/wasm_exec.js $(WORKER)/build

@@ -6,7 +6,9 @@
 //
 //	bertlab.load({config, weights, vocab, tokenizerConfig}) -> {"ok":true,...} | {"error":...}
 //	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json`
-//	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...}
+//	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...,
+//	                                    "special":..., "word_ids":..., "truncated":...}
+//	bertlab.attention(text[, pair]) -> {"layers":[pipeline.AttentionResult for layer 0, 1, ...]}
 //
 // Every function returns a JSON string; errors come back as {"error": "..."}.
 package main
@@ -34,6 +36,7 @@ func main() {
 	api.Set("load", jsFunc(e.load))
 	api.Set("fillMask", jsFunc(e.fillMask))
 	api.Set("tokenize", jsFunc(e.tokenize))
+	api.Set("attention", jsFunc(e.attention))
 	js.Global().Set("bertlab", api)
 	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
@@ -167,5 +170,22 @@ func (e *engine) tokenize(args []js.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"input_ids": enc.IDs, "tokens": enc.Tokens, "token_type_ids": enc.TypeIDs, "offsets": enc.CharOffsets, "truncated": enc.Truncated}, nil
+	return map[string]any{"input_ids": enc.IDs, "tokens": enc.Tokens, "token_type_ids": enc.TypeIDs, "offsets": enc.CharOffsets,
+		"special": enc.Special, "word_ids": enc.WordIDs, "truncated": enc.Truncated}, nil
+}
+
+// attention answers every layer's attention probabilities from one forward pass (the attention
+// view draws all layers and heads at once).
+func (e *engine) attention(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 1 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("attention: want (text[, pair])")
+	}
+	layers, err := pipeline.AttentionLayers(e.model, e.tok, args[0].String(), optString(args, 1))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"layers": layers}, nil
 }

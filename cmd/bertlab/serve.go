@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/bertlab/bertlab/api"
+)
+
+func init() {
+	commands["serve"] = command{"serve the page and the JSON API (fill-mask, tokenize, attention, embed) over HTTP", runServe}
+}
+
+// shutdownGrace is how long in-flight requests get to finish after SIGINT or SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, stop, args, stdout, stderr)
+}
+
+// serve runs the server until ctx ends, then shuts it down gracefully. stop is called once the
+// shutdown starts, so that a second Ctrl-C ends the process at once.
+func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Writer) error {
+	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := flags.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+	model := flags.String("model", defaultModel(), "model folder (HF layout)")
+	assets := flags.String("assets", defaultAssets(), "folder of the page and its files, served at / (empty: API only)")
+	concurrent := flags.Int("max-concurrent", api.DefaultMaxConcurrent, "model computations running at once; the others wait")
+	timeout := flags.Duration("timeout", api.DefaultTimeout, "longest a request may wait and compute before a 503")
+	pos, err := parseFlags(flags, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("serve takes no arguments (got %q)", oneLine(pos[0]))
+	}
+	if *concurrent < 1 || *timeout <= 0 {
+		return usageErr("--max-concurrent must be at least 1 and --timeout positive")
+	}
+	f, err := loadModel(*model)
+	if err != nil {
+		return err
+	}
+	if f.Tokenizer == nil {
+		return fmt.Errorf("model folder %s has no vocab.txt", *model)
+	}
+	static, err := assetsFS(*assets)
+	if err != nil {
+		return err
+	}
+	logger := log.New(stderr, "bertlab serve: ", log.LstdFlags)
+	name := filepath.Base(filepath.Clean(*model))
+	h, err := api.New(api.Model{Name: name, Model: f.Model, Tokenizer: f.Tokenizer},
+		api.Options{Static: static, MaxConcurrent: *concurrent, Timeout: *timeout, Log: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// An answer may be computed for up to the handler's timeout, then written.
+		WriteTimeout:   *timeout + time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       logger,
+	}
+	what := "API only"
+	if static != nil {
+		what = "page from " + *assets
+	}
+	fmt.Fprintf(stdout, "bertlab serve: model %s, %s, listening on http://%s/\n", name, what, ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stop()
+	fmt.Fprintln(stdout, "bertlab serve: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// defaultAssets is the page folder served when --assets is not given: assets/ when run from the
+// repository, else none.
+func defaultAssets() string {
+	if fi, err := os.Stat("assets"); err == nil && fi.IsDir() {
+		return "assets"
+	}
+	return ""
+}
+
+func assetsFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--assets: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("--assets %s: not a folder", dir)
+	}
+	return os.DirFS(dir), nil
+}

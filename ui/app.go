@@ -1,0 +1,402 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/vugu/vugu"
+)
+
+// DefaultTopK is how many predictions the page shows for each mask.
+const DefaultTopK = 5
+
+// Example is a sentence offered under the text box, with the words it masks first.
+type Example struct {
+	Text  string
+	Masks []int
+}
+
+// Examples are the sentences under the text box.
+var Examples = []Example{
+	{"The capital of France is Paris.", []int{5}},
+	{"The man went to the store to buy a gallon of milk.", []int{4, 11}},
+	{"She played the piano beautifully at the concert last night.", []int{3}},
+	{"Dogs are loyal animals and make wonderful pets.", []int{2}},
+	{"The unbelievably talented musicians performed wonderfully.", []int{1}},
+}
+
+// App is the state of the page shared by its views. Its exported methods are called with the
+// render lock held (from event handlers, or through Do); they hand the engine's work to
+// goroutines, which take the lock again to store the answer.
+type App struct {
+	Eng Engine
+	// Env is the renderer's event environment; nil when rendering without a browser (tests),
+	// where the engine is called inline.
+	Env vugu.EventEnv
+	// OnRoute, if set, receives the URL fragment after every change of the state it holds.
+	OnRoute func(hash string)
+
+	View  string
+	Text  string // the sentence the views show
+	Draft string // the text box, ahead of Text while the user types
+	Masks []int  // word ids the user masked, ascending
+	TopK  int
+	Layer int // attention view: the selected layer and head
+	Head  int
+
+	Index  *ModelIndex
+	Model  ModelRef
+	Info   *ModelInfo
+	Loaded bool
+
+	Tok        *Tokens
+	Words      []Word
+	MaskedText string // Text with the masked words replaced by [MASK]: what the engine reads
+	Order      []int  // the masked word ids in text order
+
+	Preds     map[int][]pipeline.Prediction // by word id
+	PredsText string                        // the masked text Preds are for
+
+	Att     []pipeline.AttentionResult // by layer
+	AttText string                     // the masked text Att is for
+	attGen  int                        // bumped with every new Att: canvases redraw when it changes
+
+	Err    string
+	busy   int
+	gen    int // bumped by every change of Text or Masks: answers for an older gen are dropped
+	typing int
+}
+
+// Do runs f with the render lock held and renders afterwards.
+func (a *App) Do(f func()) {
+	if a.Env == nil {
+		f()
+		return
+	}
+	a.Env.Lock()
+	defer a.Env.UnlockRender()
+	f()
+}
+
+// spawn runs f in its own goroutine in the browser, inline without one.
+func (a *App) spawn(f func()) {
+	if a.Env == nil {
+		f()
+		return
+	}
+	go func() {
+		// A panic here would take the page's render loop down with it: report it instead.
+		defer func() {
+			if r := recover(); r != nil {
+				a.Do(func() { a.Err = fmt.Sprintf("internal error: %v", r) })
+			}
+		}()
+		f()
+	}()
+}
+
+// Busy reports whether the engine is working on something for the page.
+func (a *App) Busy() bool { return a.busy > 0 }
+
+// BusyAttr is Busy for the data-busy attribute that tests wait on.
+func (a *App) BusyAttr() string {
+	if a.Busy() {
+		return "1"
+	}
+	return "0"
+}
+
+// Start loads the model index and the default model, then shows the route (the URL fragment).
+func (a *App) Start(r Route, hasText bool) {
+	if a.TopK == 0 {
+		a.TopK = DefaultTopK
+	}
+	if !hasText {
+		r.Text, r.Masks = Examples[0].Text, Examples[0].Masks
+	}
+	a.setRoute(r)
+	a.busy++
+	a.spawn(func() {
+		defer a.Do(func() { a.busy-- })
+		idx, err := a.Eng.Models()
+		if err == nil && len(idx.Models) == 0 {
+			err = fmt.Errorf("models/index.json lists no model")
+		}
+		if err != nil {
+			a.Do(func() { a.Err = "no model to load: " + err.Error() })
+			return
+		}
+		ref := idx.Models[0]
+		for _, m := range idx.Models {
+			if m.Name == idx.Default {
+				ref = m
+			}
+		}
+		a.Do(func() { a.Index, a.Model = idx, ref })
+		info, err := a.Eng.Load(ref)
+		a.Do(func() {
+			if err != nil {
+				a.Err = fmt.Sprintf("loading %s: %v", ref.Name, err)
+				return
+			}
+			a.Info, a.Loaded = info, true
+			a.refresh()
+		})
+	})
+}
+
+// ApplyRoute shows the state a URL fragment names (a link pasted into the address bar).
+func (a *App) ApplyRoute(r Route, hasText bool) {
+	if !hasText {
+		r.Text, r.Masks = a.Text, a.Masks
+	}
+	if r.Hash() == a.route().Hash() {
+		return
+	}
+	a.setRoute(r)
+	a.refresh()
+}
+
+func (a *App) setRoute(r Route) {
+	a.View, a.Text, a.Draft, a.Masks, a.Layer, a.Head = r.View, r.Text, r.Text, r.Masks, r.Layer, r.Head
+}
+
+func (a *App) route() Route {
+	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head}
+}
+
+func (a *App) writeRoute() {
+	if a.OnRoute != nil {
+		a.OnRoute(a.route().Hash())
+	}
+}
+
+// Typed takes the text box's value as the user types; the views follow once typing pauses.
+func (a *App) Typed(text string) {
+	a.Draft = text
+	a.typing++
+	n := a.typing
+	if a.Env == nil {
+		a.Commit()
+		return
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		a.Do(func() {
+			if n == a.typing {
+				a.Commit()
+			}
+		})
+	}()
+}
+
+// Commit makes the text box's value the sentence (Enter, or a pause in typing). Masks are
+// cleared: they name words of the old text.
+func (a *App) Commit() {
+	a.typing++
+	// Enter commits; the newline it may have typed is not part of the sentence.
+	a.Draft = strings.TrimRight(a.Draft, "\r\n")
+	if a.Draft == a.Text {
+		return
+	}
+	a.Text, a.Masks = a.Draft, nil
+	a.refresh()
+}
+
+// UseExample puts example i into the text box, with its masks.
+func (a *App) UseExample(i int) {
+	ex := Examples[i]
+	a.Text, a.Draft, a.Masks = ex.Text, ex.Text, slices.Clone(ex.Masks)
+	a.refresh()
+}
+
+// SetView switches between the views.
+func (a *App) SetView(v string) {
+	if v == a.View {
+		return
+	}
+	a.View = v
+	a.writeRoute()
+	if v == ViewAttention && a.AttText != a.MaskedText {
+		a.refresh()
+	}
+}
+
+// ToggleMask masks word id, or unmasks it.
+func (a *App) ToggleMask(id int) {
+	if id < 0 {
+		return
+	}
+	if i := slices.Index(a.Masks, id); i >= 0 {
+		a.Masks = slices.Delete(slices.Clone(a.Masks), i, i+1)
+	} else {
+		a.Masks = append(slices.Clone(a.Masks), id)
+		slices.Sort(a.Masks)
+	}
+	a.refresh()
+}
+
+// Fill puts a predicted token in place of masked word id and unmasks it.
+func (a *App) Fill(id int, token string) {
+	w, ok := WordByID(a.Words, id)
+	if !ok {
+		return
+	}
+	// A literal [MASK] is one word in the text, as is a single predicted token, so the other
+	// words keep their ids unless the prediction is a "##" piece that joins the word before.
+	shift := 0
+	if strings.HasPrefix(token, "##") {
+		shift = -1
+	}
+	var masks []int
+	for _, m := range a.Masks {
+		switch {
+		case m < id:
+			masks = append(masks, m)
+		case m > id:
+			masks = append(masks, m+shift)
+		}
+	}
+	a.Text = ReplaceWord(a.Text, w, token)
+	a.Draft, a.Masks = a.Text, masks
+	a.refresh()
+}
+
+// SelectHead selects one head of the attention grid.
+func (a *App) SelectHead(layer, head int) {
+	if len(a.Att) == 0 {
+		return
+	}
+	a.Layer = min(max(layer, 0), len(a.Att)-1)
+	a.Head = min(max(head, 0), a.Att[0].NumHeads-1)
+	a.writeRoute()
+}
+
+// Step moves the selected head by dl layers and dh heads, wrapping around.
+func (a *App) Step(dl, dh int) {
+	if len(a.Att) == 0 {
+		return
+	}
+	L, A := len(a.Att), a.Att[0].NumHeads
+	a.SelectHead(((a.Layer+dl)%L+L)%L, ((a.Head+dh)%A+A)%A)
+}
+
+// Key handles a key pressed on the page (not in the text box): arrows step through the heads
+// and layers of the attention view. It reports whether the key was used.
+func (a *App) Key(key string) bool {
+	if a.View != ViewAttention {
+		return false
+	}
+	switch key {
+	case "ArrowLeft":
+		a.Step(0, -1)
+	case "ArrowRight":
+		a.Step(0, 1)
+	case "ArrowUp":
+		a.Step(-1, 0)
+	case "ArrowDown":
+		a.Step(1, 0)
+	default:
+		return false
+	}
+	return true
+}
+
+// refresh asks the engine for what the current view needs of the current text and masks.
+func (a *App) refresh() {
+	a.gen++
+	a.Err = ""
+	a.writeRoute()
+	if !a.Loaded {
+		return
+	}
+	gen, text, masks, topK, view, attText := a.gen, a.Text, slices.Clone(a.Masks), a.TopK, a.View, a.AttText
+	current := func() bool {
+		ok := true
+		a.Do(func() { ok = gen == a.gen })
+		return ok
+	}
+	fail := func(err error) {
+		a.Do(func() {
+			if gen == a.gen {
+				a.Err = err.Error()
+			}
+		})
+	}
+	a.busy++
+	a.spawn(func() {
+		defer a.Do(func() { a.busy-- })
+		tok, err := a.Eng.Tokenize(text)
+		if err != nil {
+			fail(err)
+			return
+		}
+		words := Words(tok, text)
+		masked, order := MaskText(text, words, masks)
+		a.Do(func() {
+			if gen == a.gen {
+				a.Tok, a.Words, a.MaskedText, a.Order = tok, words, masked, order
+			}
+		})
+		if len(order) > 0 && current() {
+			fm, err := a.Eng.FillMask(masked, topK)
+			if err != nil {
+				fail(err)
+				return
+			}
+			preds := map[int][]pipeline.Prediction{}
+			for i, m := range fm.Masks {
+				if i < len(order) {
+					preds[order[i]] = m.Predictions
+				}
+			}
+			a.Do(func() {
+				if gen == a.gen {
+					a.Preds, a.PredsText = preds, masked
+				}
+			})
+		}
+		if view == ViewAttention && masked != attText && current() {
+			att, err := a.Eng.Attention(masked)
+			if err != nil {
+				fail(err)
+				return
+			}
+			a.Do(func() {
+				if gen == a.gen {
+					a.Att, a.AttText = att, masked
+					a.attGen++
+					a.SelectHead(a.Layer, a.Head)
+				}
+			})
+		}
+	})
+}
+
+// ModelLine describes the loaded model in one line.
+func (a *App) ModelLine() string {
+	switch {
+	case a.Info != nil:
+		c := a.Info.Config
+		return fmt.Sprintf("%s · %d layers × %d heads · hidden %d · %s parameters", a.Model.Name,
+			c.NumHiddenLayers, c.NumAttentionHeads, c.HiddenSize, humanCount(a.Info.Parameters))
+	case a.Model.Name != "":
+		return "loading " + a.Model.Name + "…"
+	}
+	return "starting the engine…"
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f B", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f M", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f k", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

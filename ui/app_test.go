@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/staticrender"
+)
+
+// nativeEngine answers as the engine wasm does, natively: the page's logic without a browser.
+type nativeEngine struct {
+	m   *bert.Model
+	tok *tokenizer.Tokenizer
+}
+
+func newNativeEngine(t *testing.T) *nativeEngine {
+	t.Helper()
+	tok, err := tokenizer.LoadDir("../core/tokenizer/testdata/bert-base-uncased")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := bert.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.VocabSize = tok.Vocab().Len()
+	m, err := bert.NewRandom(c, bert.AllHeads, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &nativeEngine{m: m, tok: tok}
+}
+
+func (e *nativeEngine) Models() (*ModelIndex, error) {
+	return &ModelIndex{Models: []ModelRef{{Name: "tiny", Path: "tiny/", Files: []string{"config.json"}}}}, nil
+}
+
+func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
+	info := &ModelInfo{Parameters: e.m.NumParams()}
+	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = e.m.Config.NumHiddenLayers, e.m.Config.NumAttentionHeads
+	return info, nil
+}
+
+func (e *nativeEngine) Tokenize(text string) (*Tokens, error) {
+	enc, err := pipeline.Encode(e.tok, text, nil, e.m.Config.MaxPositionEmbeddings)
+	if err != nil {
+		return nil, err
+	}
+	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, Offsets: enc.CharOffsets, Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated}, nil
+}
+
+func (e *nativeEngine) FillMask(text string, k int) (*pipeline.FillMaskResult, error) {
+	return pipeline.FillMask(e.m, e.tok, text, nil, k)
+}
+
+func (e *nativeEngine) Attention(text string) ([]pipeline.AttentionResult, error) {
+	var res []pipeline.AttentionResult
+	for l := range e.m.Config.NumHiddenLayers {
+		r, err := pipeline.Attention(e.m, e.tok, text, nil, l)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, *r)
+	}
+	return res, nil
+}
+
+func wordTexts(a *App) []string {
+	var s []string
+	for _, w := range a.Words {
+		s = append(s, strings.Join(w.Pieces, ""))
+	}
+	return s
+}
+
+func TestAppMaskFillAndRoute(t *testing.T) {
+	eng := newNativeEngine(t)
+	var hash string
+	a := &App{Eng: eng, OnRoute: func(h string) { hash = h }}
+	a.Start(ParseRoute("#mask?text=The%20unbelievably%20good%20cat.&masks=1"))
+	if a.Err != "" || !a.Loaded {
+		t.Fatalf("start: loaded %v, err %q", a.Loaded, a.Err)
+	}
+	if got := wordTexts(a); !slices.Equal(got, []string{"[CLS]", "the", "un##bel##ie##va##bly", "good", "cat", ".", "[SEP]"}) {
+		t.Errorf("words %q", got)
+	}
+	if a.MaskedText != "The [MASK] good cat." || !slices.Equal(a.Order, []int{1}) {
+		t.Errorf("masked text %q, order %v", a.MaskedText, a.Order)
+	}
+	want, err := eng.FillMask("The [MASK] good cat.", DefaultTopK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Preds[1]) != DefaultTopK || a.Preds[1][0] != want.Masks[0].Predictions[0] || a.PredsText != a.MaskedText {
+		t.Errorf("predictions for word 1: %+v, want %+v", a.Preds[1], want.Masks[0].Predictions)
+	}
+	if hash != "#mask?text=The%20unbelievably%20good%20cat.&masks=1" {
+		t.Errorf("hash %q", hash)
+	}
+
+	a.ToggleMask(3) // "cat"
+	if a.MaskedText != "The [MASK] good [MASK]." || len(a.Preds) != 2 || !strings.HasSuffix(hash, "&masks=1,3") {
+		t.Errorf("two masks: %q, %d predictions, hash %q", a.MaskedText, len(a.Preds), hash)
+	}
+	a.Fill(1, "very")
+	if a.Text != "The very good cat." || !slices.Equal(a.Masks, []int{3}) || a.MaskedText != "The very good [MASK]." {
+		t.Errorf("after fill: text %q, masks %v, masked %q", a.Text, a.Masks, a.MaskedText)
+	}
+	a.Fill(3, "##s") // a continuation piece joins the word before
+	if a.Text != "The very goods." || len(a.Masks) != 0 {
+		t.Errorf("after filling a ## piece: %q %v", a.Text, a.Masks)
+	}
+
+	a.Typed("a [MASK] here\n")
+	if a.Text != "a [MASK] here" || len(a.Masks) != 0 || !slices.Equal(a.Order, []int{1}) || len(a.Preds[1]) == 0 {
+		t.Errorf("typed literal mask: text %q masks %v order %v", a.Text, a.Masks, a.Order)
+	}
+
+	a.SetView(ViewAttention)
+	L, A := eng.m.Config.NumHiddenLayers, eng.m.Config.NumAttentionHeads
+	if len(a.Att) != L || a.AttText != a.MaskedText {
+		t.Fatalf("attention: %d layers for %q", len(a.Att), a.AttText)
+	}
+	a.Key("ArrowLeft") // wraps to the last head
+	a.Key("ArrowDown")
+	if a.Layer != 1%L || a.Head != A-1 || !strings.HasSuffix(hash, "&layer=1&head=1") {
+		t.Errorf("after keys: layer %d head %d, hash %q", a.Layer, a.Head, hash)
+	}
+
+	// Every view renders without a browser.
+	for _, v := range []string{ViewMask, ViewAttention} {
+		a.View = v
+		var buf bytes.Buffer
+		env, err := vugu.NewBuildEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := staticrender.New(&buf).Render(env.RunBuild(&Root{App: a})); err != nil {
+			t.Fatalf("render %s: %v", v, err)
+		}
+		if !strings.Contains(buf.String(), `data-view="`+v+`"`) {
+			t.Errorf("static render of %s lacks its view:\n%s", v, buf.String())
+		}
+	}
+}
+
+func TestRouteRoundTrip(t *testing.T) {
+	for _, r := range []Route{
+		{View: ViewMask, Text: "Hello, world & more+plus 100%", Masks: []int{0, 2}},
+		{View: ViewAttention, Text: "é ü 中文", Layer: 3, Head: 7},
+		{View: ViewMask, Text: ""},
+	} {
+		got, ok := ParseRoute(r.Hash())
+		if !ok || got.View != r.View || got.Text != r.Text || !slices.Equal(got.Masks, r.Masks) || got.Layer != r.Layer || got.Head != r.Head {
+			t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
+		}
+	}
+	if r, ok := ParseRoute("#mask?masks=3,x,-1,3,1&text=a+b"); !ok || r.Text != "a b" || !slices.Equal(r.Masks, []int{1, 3}) {
+		t.Errorf("lenient parse: %+v", r)
+	}
+	if _, ok := ParseRoute(""); ok {
+		t.Error("an empty hash has no text")
+	}
+}

@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/js"
+)
+
+// AttentionView is "Attention": a layer × head grid of small heatmaps and a large heatmap of
+// the selected head with its token labels. The maps are drawn on <canvas> from Go: vugu walks
+// the whole page on every render, and hundreds of SVG cells made that take seconds.
+type AttentionView struct {
+	App *App
+
+	// Where the large heatmap's matrix sits in its canvas (CSS pixels), for the hover readout.
+	margin, cell int
+	// The query row and key column under the mouse, when hovering.
+	hovering       bool
+	hoverI, hoverJ int
+}
+
+func (c *AttentionView) hover(e vugu.DOMEvent) {
+	c.hovering = false
+	if c.cell <= 0 || len(c.App.Att) == 0 {
+		return
+	}
+	x, y := int(e.PropFloat64("offsetX"))-c.margin, int(e.PropFloat64("offsetY"))-c.margin
+	S := len(c.head())
+	if x >= 0 && y >= 0 && x/c.cell < S && y/c.cell < S {
+		c.hovering, c.hoverI, c.hoverJ = true, y/c.cell, x/c.cell
+	}
+}
+
+func (c *AttentionView) unhover() { c.hovering = false }
+
+// readout is the probability under the mouse, with its tokens.
+func (c *AttentionView) readout() string {
+	m := c.head()
+	if !c.hovering || c.hoverI < 0 || c.hoverI >= len(m) || c.hoverJ < 0 || c.hoverJ >= len(m) {
+		return "Point at a cell to read its probability."
+	}
+	tokens := c.App.Att[c.App.Layer].Tokens
+	return fmt.Sprintf("%s (row %d) attends to %s (column %d) with probability %.4f",
+		tokens[c.hoverI], c.hoverI, tokens[c.hoverJ], c.hoverJ, m[c.hoverI][c.hoverJ])
+}
+
+func (c *AttentionView) layers() int { return len(c.App.Att) }
+
+func (c *AttentionView) heads() int {
+	if len(c.App.Att) == 0 {
+		return 0
+	}
+	return c.App.Att[0].NumHeads
+}
+
+func (c *AttentionView) layerLabel(l int) string { return fmt.Sprintf("layer %d", l) }
+func (c *AttentionView) headLabel(h int) string  { return fmt.Sprintf("head %d", h) }
+
+func (c *AttentionView) thumbClass(l, h int) string {
+	if l == c.App.Layer && h == c.App.Head {
+		return "thumb selected"
+	}
+	return "thumb"
+}
+
+func (c *AttentionView) thumbTitle(l, h int) string {
+	return fmt.Sprintf("layer %d, head %d", l, h)
+}
+
+func (c *AttentionView) head() [][]float32 {
+	return c.App.Att[c.App.Layer].Attentions[c.App.Head]
+}
+
+func (c *AttentionView) legend() string {
+	return fmt.Sprintf("rows: the token that attends (query) · columns: the token attended to (key) · shade: √probability, from 0 to 1 · largest in this head %.3f", maxOf(c.head()))
+}
+
+// canvasIn returns the canvas that holder (an element with no children in the template)
+// holds, and whether it is already drawn for key; it creates the canvas when needed. vugu sets
+// every attribute of its elements on every render and removes the others, and setting or
+// removing a canvas's width clears it: so the canvases are the page's own, out of vugu's sight.
+func canvasIn(holder js.Value, key string) (canvas js.Value, drawn bool) {
+	canvas = holder.Get("firstElementChild")
+	if holder.Get("childElementCount").Int() != 1 || canvas.Get("tagName").String() != "CANVAS" {
+		canvas = js.Global().Get("document").Call("createElement", "canvas")
+		holder.Call("replaceChildren", canvas)
+	}
+	if k := canvas.Get("bertlabKey"); k.Truthy() && k.String() == key {
+		return canvas, true
+	}
+	canvas.Set("bertlabKey", key)
+	return canvas, false
+}
+
+// drawThumb draws head h of layer l, one pixel per query-key pair, unless its canvas already
+// shows it (vugu calls this on every render).
+func (c *AttentionView) drawThumb(holder js.Value, l, h int) {
+	canvas, drawn := canvasIn(holder, fmt.Sprintf("%d/%d/%d", c.App.attGen, l, h))
+	if drawn {
+		return
+	}
+	m := c.App.Att[l].Attentions[h]
+	S := len(m)
+	canvas.Set("width", S)
+	canvas.Set("height", S)
+	ctx := canvas.Call("getContext", "2d")
+	ctx.Call("putImageData", heatImage(ctx, m), 0, 0)
+}
+
+// Layout of the large heatmap, in CSS pixels.
+const (
+	bigMaxSide = 560 // the matrix side is at most this
+	bigMinCell = 4
+	bigMaxCell = 36
+	labelFont  = `12px ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace`
+)
+
+// drawBig draws the selected head with token labels: queries down the left, keys along the top.
+func (c *AttentionView) drawBig(holder js.Value) {
+	canvas, drawn := canvasIn(holder, fmt.Sprintf("%d/%d/%d", c.App.attGen, c.App.Layer, c.App.Head))
+	if drawn {
+		return
+	}
+	m := c.head()
+	tokens := c.App.Att[c.App.Layer].Tokens
+	S := len(m)
+	cell := min(max(bigMaxSide/max(S, 1), bigMinCell), bigMaxCell)
+	// Label every token when the rows are tall enough for the font, else every few.
+	every := 1
+	for cell*every < 13 {
+		every++
+	}
+	ctx := canvas.Call("getContext", "2d")
+	ctx.Set("font", labelFont)
+	label := 0.0
+	for _, t := range tokens {
+		label = max(label, ctx.Call("measureText", t).Get("width").Float())
+	}
+	margin := int(label) + 10
+	c.margin, c.cell = margin, cell
+	canvas.Set("bertlabMargin", margin) // for tests that point at a cell
+	canvas.Set("bertlabCell", cell)
+	side := S * cell
+	w, hgt := margin+side+2, margin+side+2
+	dpr := js.Global().Get("devicePixelRatio").Float()
+	if dpr < 1 {
+		dpr = 1
+	}
+	canvas.Set("width", int(float64(w)*dpr))
+	canvas.Set("height", int(float64(hgt)*dpr))
+	canvas.Get("style").Set("width", fmt.Sprintf("%dpx", w))
+	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", hgt))
+	ctx = canvas.Call("getContext", "2d")
+	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
+	ctx.Call("clearRect", 0, 0, w, hgt)
+
+	// The matrix: one pixel per pair in an offscreen canvas, scaled up without smoothing.
+	off := js.Global().Get("document").Call("createElement", "canvas")
+	off.Set("width", S)
+	off.Set("height", S)
+	octx := off.Call("getContext", "2d")
+	octx.Call("putImageData", heatImage(octx, m), 0, 0)
+	ctx.Set("imageSmoothingEnabled", false)
+	ctx.Call("drawImage", off, margin, margin, side, side)
+	ctx.Set("strokeStyle", "#cbd5e1")
+	ctx.Set("lineWidth", 1)
+	ctx.Call("strokeRect", float64(margin)-0.5, float64(margin)-0.5, side+1, side+1)
+
+	ctx.Set("font", labelFont)
+	ctx.Set("fillStyle", "#334155")
+	ctx.Set("textBaseline", "middle")
+	ctx.Set("textAlign", "right")
+	for i := 0; i < S; i += every {
+		ctx.Call("fillText", tokens[i], margin-6, margin+i*cell+cell/2)
+	}
+	// Key labels, rotated to read bottom-up.
+	ctx.Set("textAlign", "left")
+	for j := 0; j < S; j += every {
+		ctx.Call("save")
+		ctx.Call("translate", margin+j*cell+cell/2, margin-6)
+		ctx.Call("rotate", -1.5707963267948966)
+		ctx.Call("fillText", tokens[j], 0, 0)
+		ctx.Call("restore")
+	}
+}
+
+// heatImage turns a [S, S] matrix of probabilities into an ImageData. The shade is √p on a
+// fixed scale, so that heads can be compared: a head that spreads its attention is pale, one
+// that picks a single token dark, and the square root keeps a uniform row over a short
+// sentence visible.
+func heatImage(ctx js.Value, m [][]float32) js.Value {
+	S := len(m)
+	img := ctx.Call("createImageData", S, S)
+	px := make([]byte, 4*S*S)
+	for i, row := range m {
+		for j, v := range row {
+			r, g, b := ramp(math.Sqrt(max(float64(v), 0)))
+			o := 4 * (i*S + j)
+			px[o], px[o+1], px[o+2], px[o+3] = r, g, b, 255
+		}
+	}
+	js.CopyBytesToJS(img.Get("data"), px)
+	return img
+}
+
+func maxOf(m [][]float32) float32 {
+	var mx float32
+	for _, row := range m {
+		for _, v := range row {
+			mx = max(mx, v)
+		}
+	}
+	return mx
+}
+
+// ramp maps t in [0, 1] to a white-to-navy colour (ColorBrewer "Blues" ends).
+func ramp(t float64) (r, g, b byte) {
+	t = min(max(t, 0), 1)
+	lerp := func(a, b float64) byte { return byte(a + (b-a)*t + 0.5) }
+	return lerp(247, 8), lerp(251, 48), lerp(255, 107)
+}

@@ -1,0 +1,197 @@
+//go:build !js
+
+package browsertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+type pagePred struct {
+	Token string  `json:"token"`
+	ID    int     `json:"id"`
+	Score float64 `json:"score"`
+}
+
+// predsJS reads the predictions the page shows for masked word id.
+func predsJS(id string) string {
+	return `[...document.querySelectorAll('.card[data-mask="` + id + `"] .pred')].map(b => ({token: b.dataset.token, id: +b.dataset.id, score: +b.dataset.score}))`
+}
+
+// settled is true once the engine has answered everything the page asked.
+const settled = `document.querySelector('.app') && document.querySelector('.app').dataset.busy === '0'`
+
+func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what string) {
+	t.Helper()
+	if len(got) != len(want.Predictions) {
+		t.Fatalf("%s: page shows %d predictions, native pipeline.FillMask %d", what, len(got), len(want.Predictions))
+	}
+	for i, w := range want.Predictions {
+		g := got[i]
+		// The browser runs the pure-Go kernels, natively the assembly: float32 rounding differs.
+		if g.ID != w.ID || g.Token != w.Token || math.Abs(g.Score-w.Score) > 1e-5 {
+			t.Errorf("%s, prediction %d: page %+v, native %+v", what, i, g, w)
+		}
+	}
+}
+
+func TestPage(t *testing.T) {
+	chrome(t) // before the builds: without a browser, say so at once
+	c, err := bert.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := randomModel(t, c, 1)
+	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
+	ctx := browser(t)
+
+	do(t, ctx, 30*time.Second, "opening the page", chromedp.Navigate(url))
+	wait(t, ctx, 60*time.Second, "the model to load and the first example to be predicted",
+		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card .pred').length > 0`)
+
+	// Type a sentence and commit it with Enter.
+	text := "The man went to the store to buy some milk."
+	do(t, ctx, 30*time.Second, "typing a sentence",
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
+		chromedp.SendKeys(chromedp.CSS("#text"), text),
+		chromedp.KeyEvent(kb.Enter))
+	wait(t, ctx, 30*time.Second, "the typed sentence as tokens",
+		settled+` && [...document.querySelectorAll('button.word')].map(b => b.textContent.trim()).join(' ') === 'the man went to the store to buy some milk .'`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('.card').length`); n != 0 {
+		t.Errorf("a new sentence should start without masks, page shows %d cards", n)
+	}
+
+	// Click "store" (word 5) to mask it.
+	do(t, ctx, 10*time.Second, "clicking a word", chromedp.Click(chromedp.CSS(`button.word[data-word="5"]`)))
+	wait(t, ctx, 30*time.Second, "predictions for the masked word",
+		settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)
+	want, err := pipeline.FillMask(model.Model, model.Tok, "The man went to the [MASK] to buy some milk.", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("5")), want.Masks[0], "one mask")
+
+	// A second mask: "milk" (word 9). Both cards must match the native answer for both masks.
+	do(t, ctx, 10*time.Second, "clicking a second word", chromedp.Click(chromedp.CSS(`button.word[data-word="9"]`)))
+	wait(t, ctx, 30*time.Second, "predictions for two masks",
+		settled+` && document.querySelectorAll('.card:not(.stale)').length === 2 && document.querySelectorAll('.card[data-mask="9"] .pred').length === 5`)
+	want, err = pipeline.FillMask(model.Model, model.Tok, "The man went to the [MASK] to buy some [MASK].", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("5")), want.Masks[0], "two masks, first")
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("9")), want.Masks[1], "two masks, second")
+	if h := eval[string](t, ctx, `location.hash`); !strings.HasPrefix(h, "#mask?") || !strings.Contains(h, "masks=5,9") {
+		t.Errorf("the URL should carry the masks, got %q", h)
+	}
+	screenshot(t, ctx, "mask-view")
+
+	// Clicking a prediction puts it into the sentence and unmasks that word.
+	first := want.Masks[1].Predictions[0].Token
+	do(t, ctx, 10*time.Second, "clicking a prediction", chromedp.Click(chromedp.CSS(`.card[data-mask="9"] .pred`)))
+	wait(t, ctx, 30*time.Second, "the prediction in the sentence",
+		settled+` && document.querySelectorAll('.card').length === 1 && document.querySelector('#text').value === `+jsString("The man went to the store to buy some "+strings.TrimPrefix(first, "##")+"."))
+	if h := eval[string](t, ctx, `location.hash`); !strings.Contains(h, "masks=5") || strings.Contains(h, "masks=5,") {
+		t.Errorf("after filling word 9 the URL should keep only mask 5, got %q", h)
+	}
+
+	// Clicking a masked word again brings it back.
+	do(t, ctx, 10*time.Second, "unmasking", chromedp.Click(chromedp.CSS(`button.word[data-word="5"]`)))
+	wait(t, ctx, 30*time.Second, "no mask left", settled+` && document.querySelectorAll('.card').length === 0 && !document.querySelector('button.word.masked')`)
+
+	// A shared link restores the sentence and its masks.
+	do(t, ctx, 30*time.Second, "opening a shared link",
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(url+"#mask?text=Paris%20is%20the%20capital%20of%20France.&masks=0,3"))
+	wait(t, ctx, 60*time.Second, "the shared state",
+		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card:not(.stale)').length === 2 && document.querySelectorAll('.card .pred').length === 10`)
+	want, err = pipeline.FillMask(model.Model, model.Tok, "[MASK] is the [MASK] of France.", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("0")), want.Masks[0], "shared link, first")
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("3")), want.Masks[1], "shared link, second")
+
+	// The attention view: a layer x head grid of canvases, drawn, and the selected head large.
+	L, A := c.NumHiddenLayers, c.NumAttentionHeads
+	do(t, ctx, 10*time.Second, "opening the attention view", chromedp.Click(chromedp.CSS(`button[data-tab="attention"]`)))
+	wait(t, ctx, 30*time.Second, "the attention grid",
+		settled+` && document.querySelectorAll('.thumb canvas').length === `+itoa(L*A)+` && document.querySelector('.heatmap canvas')`)
+	blank := eval[[]string](t, ctx, `[...document.querySelectorAll('.thumb canvas, .heatmap canvas')].filter(c => {
+		if (!c.width || !c.height) return true;
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		for (let i = 0; i < d.length; i += 4) if (d[i+3] > 0 && (d[i] < 200 || d[i+1] < 200)) return false;
+		return true;
+	}).map(c => c.parentNode.className + ' ' + (c.parentNode.dataset.layer || '') + '/' + (c.parentNode.dataset.head || ''))`)
+	if len(blank) > 0 {
+		t.Errorf("blank canvases: %v", blank)
+	}
+	enc, err := model.Tok.Encode("[MASK] is the [MASK] of France.", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := eval[int](t, ctx, `document.querySelector('.thumb canvas').width`); w != enc.Len() {
+		t.Errorf("a grid canvas should hold one pixel per token pair: width %d, %d tokens", w, enc.Len())
+	}
+	// Hovering the large map reads out one probability: the page's number equals the native one.
+	box := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('.heatmap canvas'), r = c.getBoundingClientRect(); return [r.left, r.top, c.bertlabMargin, c.bertlabCell]; })()`)
+	const row, col = 1, 2
+	x, y := box[0]+box[2]+box[3]*(col+0.5), box[1]+box[2]+box[3]*(row+0.5)
+	do(t, ctx, 10*time.Second, "hovering the large heatmap", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y))
+	wait(t, ctx, 10*time.Second, "the readout", `document.querySelector('[data-role="readout"]').textContent.includes('attends to')`)
+	readout := eval[string](t, ctx, `document.querySelector('[data-role="readout"]').textContent`)
+	natt, err := pipeline.Attention(model.Model, model.Tok, "[MASK] is the [MASK] of France.", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qi, kj int
+	var p float64
+	var qt, kt string
+	if _, err := fmt.Sscanf(readout, "%s (row %d) attends to %s (column %d) with probability %f", &qt, &qi, &kt, &kj, &p); err != nil {
+		t.Fatalf("readout %q: %v", readout, err)
+	}
+	if qi != row || kj != col {
+		t.Errorf("pointing at row %d, column %d reads out row %d, column %d", row, col, qi, kj)
+	}
+	if w := float64(natt.Attentions[0][qi][kj]); math.Abs(p-w) > 1e-4 || qt != enc.Tokens[qi] || kt != enc.Tokens[kj] {
+		t.Errorf("readout %q: native probability %.4f for %s -> %s", readout, w, enc.Tokens[qi], enc.Tokens[kj])
+	}
+	screenshot(t, ctx, "attention-view")
+
+	// Arrow keys step through heads and layers.
+	before := eval[string](t, ctx, `document.querySelector('.heatmap canvas').bertlabKey`)
+	do(t, ctx, 10*time.Second, "pressing the right arrow",
+		chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`),
+		chromedp.KeyEvent(kb.ArrowRight))
+	wait(t, ctx, 10*time.Second, "head 1 selected",
+		`document.querySelector('[data-role="head"]').textContent === 'head 1' && location.hash.includes('head=1') && document.querySelector('.thumb.selected').dataset.head === '1'`)
+	if after := eval[string](t, ctx, `document.querySelector('.heatmap canvas').bertlabKey`); after == before {
+		t.Errorf("the large heatmap was not redrawn for the next head (key %q)", after)
+	}
+	do(t, ctx, 10*time.Second, "pressing the down arrow", chromedp.KeyEvent(kb.ArrowDown))
+	wait(t, ctx, 10*time.Second, "layer 1 selected",
+		`document.querySelector('[data-role="layer"]').textContent === 'layer 1' && location.hash.includes('layer=1')`)
+	do(t, ctx, 10*time.Second, "the previous-head button", chromedp.Click(chromedp.CSS(`button[data-step="head-prev"]`)))
+	wait(t, ctx, 10*time.Second, "head 0 selected", `document.querySelector('[data-role="head"]').textContent === 'head 0'`)
+	screenshot(t, ctx, "attention-layer1")
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,67 @@
+// Package ui is the bertlab page: vugu components, one file pair per view. The components hold
+// no model math: every number they show comes from an Engine (in the browser, the engine wasm in
+// a Web Worker; in tests, the same pipeline run natively).
+package ui
+
+//go:generate go tool vugugen -s -skip-go-mod -skip-main
+
+import (
+	"github.com/bertlab/bertlab/core/pipeline"
+)
+
+// Engine is what the page asks for numbers. Its methods block until the answer comes, so the
+// page calls them from goroutines, never from an event handler (which holds the render lock).
+type Engine interface {
+	// Models lists the model folders the page can load (assets/models/index.json).
+	Models() (*ModelIndex, error)
+	// Load loads the model folder at url (relative to the page), replacing the current model.
+	Load(m ModelRef) (*ModelInfo, error)
+	Tokenize(text string) (*Tokens, error)
+	FillMask(text string, topK int) (*pipeline.FillMaskResult, error)
+	// Attention returns every layer's attention probabilities, layer 0 first.
+	Attention(text string) ([]pipeline.AttentionResult, error)
+}
+
+// ModelIndex is assets/models/index.json.
+type ModelIndex struct {
+	// Default names the model the page loads first; "" means the first of Models.
+	Default string     `json:"default,omitempty"`
+	Models  []ModelRef `json:"models"`
+}
+
+// ModelRef is one model folder of the index.
+type ModelRef struct {
+	Name string `json:"name"`
+	// Path is the folder's URL relative to models/, ending in "/".
+	Path string `json:"path"`
+	// Files are the folder's files the engine needs (config.json, model.safetensors, vocab.txt
+	// and tokenizer_config.json when present).
+	Files []string `json:"files"`
+	// Note is shown under the header, e.g. that the weights are random.
+	Note string `json:"note,omitempty"`
+}
+
+// ModelInfo is what the engine reports after a load.
+type ModelInfo struct {
+	Parameters int64    `json:"parameters"`
+	Heads      []string `json:"heads"`
+	Notes      []string `json:"notes"`
+	Config     struct {
+		VocabSize             int `json:"vocab_size"`
+		HiddenSize            int `json:"hidden_size"`
+		NumHiddenLayers       int `json:"num_hidden_layers"`
+		NumAttentionHeads     int `json:"num_attention_heads"`
+		MaxPositionEmbeddings int `json:"max_position_embeddings"`
+	} `json:"config"`
+}
+
+// Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.
+type Tokens struct {
+	IDs     []int    `json:"input_ids"`
+	Tokens  []string `json:"tokens"`
+	Offsets [][2]int `json:"offsets"` // code point spans into the text; [0,0] for added tokens
+	Special []bool   `json:"special"`
+	WordIDs []int    `json:"word_ids"` // -1 for added special tokens
+	// Truncated reports that the text is longer than the model's positions.
+	Truncated bool `json:"truncated"`
+}

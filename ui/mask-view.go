@@ -1,0 +1,81 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// MaskView is "Mask a word": the sentence as tokens, click to mask, top-k predictions per mask.
+type MaskView struct {
+	App *App
+}
+
+func (c *MaskView) wordClass(w Word) string {
+	switch {
+	case w.Literal:
+		return "word masked literal"
+	case w.Masked(c.App.Masks):
+		return "word masked"
+	}
+	return "word"
+}
+
+func (c *MaskView) wordTitle(w Word) string {
+	switch {
+	case w.Literal:
+		return "[MASK] written in the text"
+	case w.Masked(c.App.Masks):
+		return "click to bring back “" + w.Text + "”"
+	}
+	return "click to mask"
+}
+
+func (c *MaskView) pieceClass(j int) string {
+	if j > 0 {
+		return "piece cont"
+	}
+	return "piece"
+}
+
+func (c *MaskView) maskNumber(id int) string {
+	return strconv.Itoa(slices.Index(c.App.Order, id) + 1)
+}
+
+func (c *MaskView) cardClass(id int) string {
+	if c.App.PredsText != c.App.MaskedText || c.App.Preds[id] == nil {
+		return "card stale"
+	}
+	return "card"
+}
+
+func (c *MaskView) wasText(id int) string {
+	w, ok := WordByID(c.App.Words, id)
+	if !ok {
+		return ""
+	}
+	if w.Literal {
+		return "written as [MASK]"
+	}
+	return "was “" + w.Text + "”"
+}
+
+func (c *MaskView) fillTitle(token string) string {
+	return "put “" + token + "” into the sentence"
+}
+
+func scoreAttr(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
+
+func percent(p float64) string {
+	switch {
+	case p < 0.00001:
+		return "<0.001%"
+	case p < 0.001:
+		return fmt.Sprintf("%.3f%%", 100*p)
+	}
+	return fmt.Sprintf("%.1f%%", 100*p)
+}
+
+func barStyle(p float64) string {
+	return fmt.Sprintf("width: %.2f%%", 100*p)
+}

@@ -1,0 +1,109 @@
+//go:build js && wasm
+
+// Command app is the bertlab page compiled to WebAssembly: the vugu UI of package ui on the
+// main thread. It draws and answers clicks; every number comes from the engine (wasm/engine),
+// which runs in a Web Worker (assets/worker.js) so that the page stays responsive while it
+// computes.
+package main
+
+import (
+	"fmt"
+	"strings"
+	"syscall/js"
+	"time"
+
+	"github.com/bertlab/bertlab/ui"
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/domrender"
+)
+
+func main() {
+	renderer, err := domrender.New("#vugu_mount_point")
+	if err != nil {
+		fatal(err)
+		return
+	}
+	defer renderer.Release()
+	env := renderer.EventEnv()
+	buildEnv, err := vugu.NewBuildEnv(env)
+	if err != nil {
+		fatal(err)
+		return
+	}
+
+	app := &ui.App{Eng: newWorkerEngine("worker.js"), Env: env}
+	history, location := js.Global().Get("history"), js.Global().Get("location")
+	app.OnRoute = func(hash string) {
+		if location.Get("hash").String() != hash {
+			history.Call("replaceState", nil, "", hash)
+		}
+	}
+	listen(js.Global(), "hashchange", func(js.Value) {
+		r, hasText := ui.ParseRoute(location.Get("hash").String())
+		go app.Do(func() { app.ApplyRoute(r, hasText) })
+	})
+	listen(js.Global().Get("document"), "keydown", func(e js.Value) {
+		if e.Get("altKey").Bool() || e.Get("ctrlKey").Bool() || e.Get("metaKey").Bool() {
+			return
+		}
+		// Arrow keys in the text box move the cursor, not the attention view.
+		switch e.Get("target").Get("tagName").String() {
+		case "TEXTAREA", "INPUT", "SELECT":
+			return
+		}
+		key := e.Get("key").String()
+		switch key {
+		case "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown":
+		default:
+			return
+		}
+		// The arrows step through the attention view and must not scroll it away. The state is
+		// behind the render lock, which a JavaScript callback must not wait for; the URL says
+		// which view is shown.
+		if hash := location.Get("hash").String(); strings.HasPrefix(hash, "#"+ui.ViewAttention) {
+			e.Call("preventDefault")
+		}
+		go app.Do(func() { app.Key(key) })
+	})
+
+	r, hasText := ui.ParseRoute(location.Get("hash").String())
+	app.Start(r, hasText)
+	root := &ui.Root{App: app}
+	js.Global().Get("document").Get("body").Get("classList").Call("add", "started")
+	// window.bertlabRender holds the count and the last and longest duration of the renders
+	// (build and DOM sync, in ms): what the page's own work costs, for tests and for a look in
+	// the console.
+	stats := js.Global().Get("Object").New()
+	js.Global().Set("bertlabRender", stats)
+	var longest float64
+	for n, ok := 1, true; ok; n, ok = n+1, renderer.EventWait() {
+		start := time.Now()
+		if err := renderer.Render(buildEnv.RunBuild(root)); err != nil {
+			fatal(err)
+			return
+		}
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		longest = max(longest, ms)
+		stats.Set("count", n)
+		stats.Set("last", ms)
+		stats.Set("max", longest)
+	}
+}
+
+// listen adds an event listener. f runs in the JavaScript callback and must not block: work
+// that takes the render lock goes to a goroutine.
+func listen(target js.Value, event string, f func(js.Value)) {
+	target.Call("addEventListener", event, js.FuncOf(func(_ js.Value, args []js.Value) any {
+		f(args[0])
+		return nil
+	}))
+}
+
+// fatal shows an error the page cannot recover from in place of the page.
+func fatal(err error) {
+	msg := fmt.Sprintf("bertlab could not start: %v", err)
+	js.Global().Get("console").Call("error", msg)
+	if el := js.Global().Get("document").Call("getElementById", "boot"); el.Truthy() {
+		el.Set("textContent", msg)
+	}
+}

@@ -1,0 +1,114 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall/js"
+
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/ui"
+)
+
+// workerEngine is ui.Engine over the engine wasm running in a Web Worker. Requests carry an id;
+// the worker answers {id, result} with the engine's JSON string (see assets/worker.js).
+type workerEngine struct {
+	worker  js.Value
+	mu      sync.Mutex
+	next    int
+	pending map[int]chan string
+}
+
+func newWorkerEngine(script string) *workerEngine {
+	e := &workerEngine{pending: map[int]chan string{}}
+	e.worker = js.Global().Get("Worker").New(script)
+	e.worker.Set("onmessage", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		data := args[0].Get("data")
+		id := data.Get("id").Int()
+		e.mu.Lock()
+		ch := e.pending[id]
+		delete(e.pending, id)
+		e.mu.Unlock()
+		if ch != nil {
+			ch <- data.Get("result").String() // buffered: never blocks the callback
+		}
+		return nil
+	}))
+	e.worker.Set("onerror", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "the engine worker failed: " + args[0].Get("message").String()
+		js.Global().Get("console").Call("error", msg)
+		e.failAll(msg)
+		return nil
+	}))
+	return e
+}
+
+func (e *workerEngine) failAll(msg string) {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, ch := range e.pending {
+		ch <- string(b)
+		delete(e.pending, id)
+	}
+}
+
+// call sends fn(args...) to the worker and decodes its JSON answer into out.
+func (e *workerEngine) call(out any, fn string, args ...any) error {
+	ch := make(chan string, 1)
+	e.mu.Lock()
+	e.next++
+	id := e.next
+	e.pending[id] = ch
+	e.mu.Unlock()
+	e.worker.Call("postMessage", map[string]any{"id": id, "fn": fn, "args": args})
+	res := <-ch
+	var fail struct {
+		Error *string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res), &fail); err != nil {
+		return fmt.Errorf("%s: bad answer from the engine: %w", fn, err)
+	}
+	if fail.Error != nil {
+		return errors.New(*fail.Error)
+	}
+	if err := json.Unmarshal([]byte(res), out); err != nil {
+		return fmt.Errorf("%s: bad answer from the engine: %w", fn, err)
+	}
+	return nil
+}
+
+func (e *workerEngine) Models() (*ui.ModelIndex, error) {
+	var idx ui.ModelIndex
+	return &idx, e.call(&idx, "models")
+}
+
+func (e *workerEngine) Load(m ui.ModelRef) (*ui.ModelInfo, error) {
+	files := make([]any, len(m.Files))
+	for i, f := range m.Files {
+		files[i] = f
+	}
+	var info ui.ModelInfo
+	return &info, e.call(&info, "loadURL", "models/"+m.Path, files)
+}
+
+func (e *workerEngine) Tokenize(text string) (*ui.Tokens, error) {
+	var t ui.Tokens
+	return &t, e.call(&t, "tokenize", text)
+}
+
+func (e *workerEngine) FillMask(text string, topK int) (*pipeline.FillMaskResult, error) {
+	var r pipeline.FillMaskResult
+	return &r, e.call(&r, "fillMask", text, topK)
+}
+
+func (e *workerEngine) Attention(text string) ([]pipeline.AttentionResult, error) {
+	var r struct {
+		Layers []pipeline.AttentionResult `json:"layers"`
+	}
+	err := e.call(&r, "attention", text)
+	return r.Layers, err
+}
