@@ -44,37 +44,55 @@ type Folder struct {
 // LoadFolder loads config.json, model.safetensors and, when present, vocab.txt and
 // tokenizer_config.json from dir.
 func LoadFolder(dir string) (*Folder, error) {
-	cfgBytes, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	cfg, wpath, err := folderConfig(dir)
 	if err != nil {
-		return nil, fmt.Errorf("model folder %s: %w", dir, err)
-	}
-	cfg, err := bert.ParseConfig(cfgBytes)
-	if err != nil {
-		return nil, fmt.Errorf("model folder %s: %s: %w", dir, ConfigFile, err)
-	}
-	wpath := filepath.Join(dir, WeightsFile)
-	if _, err := os.Stat(wpath); err != nil {
-		if _, err2 := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err2 == nil {
-			return nil, fmt.Errorf("model folder %s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", dir, WeightsFile)
-		}
-		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+		return nil, err
 	}
 	m, rep, err := LoadModel(wpath, cfg)
 	if err != nil {
 		return nil, err
 	}
-	f := &Folder{Dir: dir, Model: m, Report: rep}
-	if _, err := os.Stat(filepath.Join(dir, VocabFile)); err == nil {
-		tok, err := tokenizer.LoadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("model folder %s: %w", dir, err)
-		}
-		if n := tok.Vocab().Len(); n > cfg.VocabSize {
-			return nil, fmt.Errorf("model folder %s: %s has %d tokens but config.json vocab_size is %d", dir, VocabFile, n, cfg.VocabSize)
-		}
-		f.Tokenizer = tok
+	tok, err := folderTokenizer(dir, cfg)
+	if err != nil {
+		return nil, err
 	}
-	return f, nil
+	return &Folder{Dir: dir, Model: m, Tokenizer: tok, Report: rep}, nil
+}
+
+// folderConfig reads dir's config.json and returns it with the path of the weights file, which
+// must exist (a folder with only pytorch_model.bin gets the one-line conversion to run).
+func folderConfig(dir string) (bert.Config, string, error) {
+	cfgBytes, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return bert.Config{}, "", fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	cfg, err := bert.ParseConfig(cfgBytes)
+	if err != nil {
+		return bert.Config{}, "", fmt.Errorf("model folder %s: %s: %w", dir, ConfigFile, err)
+	}
+	wpath := filepath.Join(dir, WeightsFile)
+	if _, err := os.Stat(wpath); err != nil {
+		if _, err2 := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err2 == nil {
+			return bert.Config{}, "", fmt.Errorf("model folder %s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", dir, WeightsFile)
+		}
+		return bert.Config{}, "", fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	return cfg, wpath, nil
+}
+
+// folderTokenizer loads dir's tokenizer, or returns nil when the folder has no vocab.txt.
+func folderTokenizer(dir string, cfg bert.Config) (*tokenizer.Tokenizer, error) {
+	if _, err := os.Stat(filepath.Join(dir, VocabFile)); err != nil {
+		return nil, nil
+	}
+	tok, err := tokenizer.LoadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+	}
+	if n := tok.Vocab().Len(); n > cfg.VocabSize {
+		return nil, fmt.Errorf("model folder %s: %s has %d tokens but config.json vocab_size is %d", dir, VocabFile, n, cfg.VocabSize)
+	}
+	return tok, nil
 }
 
 // bodyKey maps a file's tensor name to the name Model.Params uses: legacy gamma/beta renamed,

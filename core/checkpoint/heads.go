@@ -44,30 +44,19 @@ type TaskFolder struct {
 // report's Notes say. Tensors the task model does not use (pre-training heads, the pooler of a
 // task without one) are listed in Report.Ignored.
 func LoadTaskFolder(dir string, task bert.Task, opt TaskLoadOptions) (*TaskFolder, error) {
-	cfgBytes, err := os.ReadFile(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return nil, fmt.Errorf("model folder %s: %w", dir, err)
-	}
-	cfg, err := bert.ParseConfig(cfgBytes)
-	if err != nil {
-		return nil, fmt.Errorf("model folder %s: %s: %w", dir, ConfigFile, err)
-	}
-	m, rep, err := LoadTaskModel(filepath.Join(dir, WeightsFile), cfg, task, opt)
+	cfg, wpath, err := folderConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	f := &TaskFolder{Dir: dir, Model: m, Report: rep}
-	if _, err := os.Stat(filepath.Join(dir, VocabFile)); err == nil {
-		tok, err := tokenizer.LoadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("model folder %s: %w", dir, err)
-		}
-		if n := tok.Vocab().Len(); n > cfg.VocabSize {
-			return nil, fmt.Errorf("model folder %s: %s has %d tokens but config.json vocab_size is %d", dir, VocabFile, n, cfg.VocabSize)
-		}
-		f.Tokenizer = tok
+	m, rep, err := LoadTaskModel(wpath, cfg, task, opt)
+	if err != nil {
+		return nil, err
 	}
-	return f, nil
+	tok, err := folderTokenizer(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &TaskFolder{Dir: dir, Model: m, Tokenizer: tok, Report: rep}, nil
 }
 
 // LoadTaskModel reads the safetensors file at path as a task model of config cfg (see
