@@ -73,8 +73,11 @@ generate:
 generate-check:
 	$(GO) generate ./ui/ && git diff --exit-code -- ui/0_components_gen.go
 
+# Go benchmarks natively, then the training step (forward+backward, seq 128, Tiny and Mini) and the
+# GEMM kernels as WebAssembly in Node: the code the browser runs.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchtime=20x ./core/tensor/ ./core/bert/ ./core/checkpoint/ ./core/tokenizer/ ./core/train/
+	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test -run='^$$' -bench='ForwardBackward/(tiny|mini)' -benchtime=3x ./core/bert/
 
 # Short runs of every fuzz target (seed corpora live in testdata/fuzz/ and run in `make test`).
 FUZZTIME ?= 30s
