@@ -82,18 +82,35 @@ type gemmKernel struct {
 	name   string
 	mr, nr int
 	// kc: depth of one packed block (A and B slivers of kc steps stay in L1);
-	// mc: rows of A packed at once (mc×kc stays in L2); nc: columns of B packed at once.
+	// mc: rows of A packed at once (mc×kc stays in L2), a multiple of mr;
+	// nc: columns of B packed at once (kc×nc stays in L2), a multiple of nr.
 	kc, mc, nc int
 	fn         func(kc int, a, b, c []float32, ldc int, beta float32)
+	// trans8, when not nil, is a fast gemmTranspose8Go for packing (the kernel's machine has it).
+	trans8 func(dst, src []float32, ldd, lds, n int)
+}
+
+// gemmTranspose8Go sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n: eight rows of src
+// become eight columns of dst.
+func gemmTranspose8Go(dst, src []float32, ldd, lds, n int) {
+	for j := 0; j < 8; j++ {
+		row := src[j*lds:][:n]
+		for p, v := range row {
+			dst[p*ldd+j] = v
+		}
+	}
 }
 
 // gemmDefault is the kernel Gemm uses: the fastest one this CPU runs (see gemmKernels).
 // Tests call gemmWith with each kernel instead of changing it.
 var gemmDefault = gemmKernels()[0]
 
-// gemmParallelMin is the smallest m·n·k that Gemm splits over goroutines; below it the
-// start and wait of workers cost more than they save (measured in gemm_bench_test.go).
-const gemmParallelMin = 1 << 21
+// gemmParallelMin is the smallest m·n·k that Gemm splits over goroutines. Starting a worker
+// and waiting for it measured 8 µs median, 21 µs at the 90th percentile (2-core VM); at
+// 1<<23 multiply-adds one goroutine takes about 250 µs (AVX2), so the split gains when a
+// second core is free and costs under 10% when it is not. BERT-Base's 128-token linear
+// layers (75M) are split; attention heads (1M) and BERT-Tiny's layers are not.
+const gemmParallelMin = 1 << 23
 
 // gemmThreads is the number of goroutines Gemm uses for an m×n×k product.
 func gemmThreads(m, n, k int) int {
@@ -168,31 +185,35 @@ func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, a
 		return
 	}
 	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
-	// independent GEMM with its own packing buffers.
+	// independent GEMM with its own packing buffers. The calling goroutine takes the last one.
+	splitN := n >= m
+	size, unit := m, kern.mr
+	if splitN {
+		size, unit = n, kern.nr
+	}
+	step := ceilDiv(ceilDiv(size, threads), unit) * unit
 	var wg sync.WaitGroup
-	if n >= m {
-		step := ceilDiv(ceilDiv(n, threads), kern.nr) * kern.nr
-		for j0 := 0; j0 < n; j0 += step {
-			nb := min(step, n-j0)
-			bs := b[j0:]
-			if transB {
-				bs = b[j0*ldb:]
+	for s0 := 0; s0 < size; s0 += step {
+		sb := min(step, size-s0)
+		strip := func() {
+			if splitN {
+				bs := b[s0:]
+				if transB {
+					bs = b[s0*ldb:]
+				}
+				gemmSerial(kern, transA, transB, m, sb, k, alpha, a, lda, bs, ldb, beta, c[s0:], ldc)
+				return
 			}
-			wg.Go(func() {
-				gemmSerial(kern, transA, transB, m, nb, k, alpha, a, lda, bs, ldb, beta, c[j0:], ldc)
-			})
-		}
-	} else {
-		step := ceilDiv(ceilDiv(m, threads), kern.mr) * kern.mr
-		for i0 := 0; i0 < m; i0 += step {
-			mb := min(step, m-i0)
-			as := a[i0:]
+			as := a[s0:]
 			if !transA {
-				as = a[i0*lda:]
+				as = a[s0*lda:]
 			}
-			wg.Go(func() {
-				gemmSerial(kern, transA, transB, mb, n, k, alpha, as, lda, b, ldb, beta, c[i0*ldc:], ldc)
-			})
+			gemmSerial(kern, transA, transB, sb, n, k, alpha, as, lda, b, ldb, beta, c[s0*ldc:], ldc)
+		}
+		if s0+step >= size {
+			strip()
+		} else {
+			wg.Go(strip)
 		}
 	}
 	wg.Wait()
@@ -232,14 +253,14 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 		nb := min(kern.nc, n-jc)
 		for pc := 0; pc < k; pc += kern.kc {
 			kb := min(kern.kc, k-pc)
-			gemmPackB(buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
+			gemmPackB(kern.trans8, buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
 			bet := beta
 			if pc > 0 {
 				bet = 1 // later depth blocks add to what the first one stored
 			}
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
-				gemmPackA(buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
+				gemmPackA(kern.trans8, buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
 				gemmMacro(kern, kb, mb, nb, buf.a, buf.b, buf.tile, c[ic*ldc+jc:], ldc, bet)
 			}
 		}
@@ -280,7 +301,7 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 
 // gemmPackA packs alpha·op(A)[i0:i0+mb, p0:p0+kb] into slivers of mr rows: sliver s holds
 // element (i, p) at s*mr*kb + p*mr + i; rows past mb are zero.
-func gemmPackA(dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr int, alpha float32) {
+func gemmPackA(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr int, alpha float32) {
 	for is := 0; is < mb; is += mr {
 		d := dst[is*kb : (is+mr)*kb]
 		rows := min(mr, mb-is)
@@ -296,7 +317,29 @@ func gemmPackA(dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr 
 			}
 			continue
 		}
-		for i := 0; i < rows; i++ {
+		// op(A)(i, p) = a[i*lda+p]: rows are contiguous, the sliver interleaves them. Two rows
+		// at a time halve the passes over the sliver (it measured 2x faster in wasm).
+		i := 0
+		if trans8 != nil && alpha == 1 && mr%8 == 0 {
+			n8 := kb &^ 7
+			for ; i+8 <= rows; i += 8 {
+				trans8(d[i:], a[(i0+is+i)*lda+p0:], mr, lda, n8)
+				for ii := i; ii < i+8; ii++ {
+					for p := n8; p < kb; p++ {
+						d[p*mr+ii] = a[(i0+is+ii)*lda+p0+p]
+					}
+				}
+			}
+		}
+		for ; i+2 <= rows; i += 2 {
+			r0 := a[(i0+is+i)*lda+p0:][:kb]
+			r1 := a[(i0+is+i+1)*lda+p0:][:kb]
+			for p := range r0 {
+				dp := (*[2]float32)(d[p*mr+i:])
+				dp[0], dp[1] = alpha*r0[p], alpha*r1[p]
+			}
+		}
+		for ; i < rows; i++ {
 			src := a[(i0+is+i)*lda+p0:][:kb]
 			for p, v := range src {
 				d[p*mr+i] = alpha * v
@@ -312,7 +355,7 @@ func gemmPackA(dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr 
 
 // gemmPackB packs op(B)[p0:p0+kb, j0:j0+nb] into slivers of nr columns: sliver s holds
 // element (p, j) at s*nr*kb + p*nr + j; columns past nb are zero.
-func gemmPackB(dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr int) {
+func gemmPackB(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr int) {
 	for js := 0; js < nb; js += nr {
 		d := dst[js*kb : (js+nr)*kb]
 		cols := min(nr, nb-js)
@@ -325,7 +368,31 @@ func gemmPackB(dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr 
 			}
 			continue
 		}
-		for j := 0; j < cols; j++ {
+		// op(B)(p, j) = b[j*ldb+p]: a transpose, by blocks of 8×8 where the machine has one;
+		// else four rows of b at a time write four consecutive floats of each depth step.
+		j := 0
+		if trans8 != nil {
+			n8 := kb &^ 7
+			for ; j+8 <= cols; j += 8 {
+				trans8(d[j:], b[(j0+js+j)*ldb+p0:], nr, ldb, n8)
+				for jj := j; jj < j+8; jj++ {
+					for p := n8; p < kb; p++ {
+						d[p*nr+jj] = b[(j0+js+jj)*ldb+p0+p]
+					}
+				}
+			}
+		}
+		for ; j+4 <= cols; j += 4 {
+			r0 := b[(j0+js+j)*ldb+p0:][:kb]
+			r1 := b[(j0+js+j+1)*ldb+p0:][:kb]
+			r2 := b[(j0+js+j+2)*ldb+p0:][:kb]
+			r3 := b[(j0+js+j+3)*ldb+p0:][:kb]
+			for p := range r0 {
+				dp := (*[4]float32)(d[p*nr+j:])
+				dp[0], dp[1], dp[2], dp[3] = r0[p], r1[p], r2[p], r3[p]
+			}
+		}
+		for ; j < cols; j++ {
 			src := b[(j0+js+j)*ldb+p0:][:kb]
 			for p, v := range src {
 				d[p*nr+j] = v

@@ -22,6 +22,25 @@ func gemmKernel8x32AVX512(kc int, a, b, c *float32, ldc int, beta float32)
 //go:noescape
 func gemmKernel6x16AVX2(kc int, a, b, c *float32, ldc int, beta float32)
 
+// gemmTranspose8AVX2 sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n; n is a multiple of 8.
+//
+//go:noescape
+func gemmTranspose8AVX2(dst, src *float32, ldd, lds, n int)
+
+// gemmTranspose8 is gemmTranspose8AVX2 with the bounds checks it lacks; gemmTranspose8Go is
+// its twin.
+func gemmTranspose8(dst, src []float32, ldd, lds, n int) {
+	if n <= 0 {
+		return
+	}
+	if n%8 != 0 {
+		panic("tensor: gemmTranspose8: n is not a multiple of 8")
+	}
+	dst = dst[:(n-1)*ldd+8]
+	src = src[:7*lds+n]
+	gemmTranspose8AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), ldd, lds, n)
+}
+
 // gemmAsmKernel wraps an assembly kernel: the slicing checks that the packed slivers and the
 // C tile are in bounds, which the assembly does not.
 func gemmAsmKernel(mr, nr int, f func(kc int, a, b, c *float32, ldc int, beta float32)) func(kc int, a, b, c []float32, ldc int, beta float32) {
@@ -34,18 +53,20 @@ func gemmAsmKernel(mr, nr int, f func(kc int, a, b, c *float32, ldc int, beta fl
 }
 
 var (
-	// Zen 5 (48 KiB L1d, 1 MiB L2): a 32×256 B sliver (32 KiB) with an 8×256 A sliver fits L1.
-	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 2048,
-		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512)}
-	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
-		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2)}
+	// Blocking for Zen 5 (48 KiB L1d, 1 MiB L2): the B sliver (32×256 floats, 32 KiB for
+	// AVX-512) and an A sliver fit L1, the packed A block (mc×256) and B panel (256×512,
+	// 512 KiB) fit L2. nc 512 rather than 2048 measured 20% faster on 128x768x3072 (AVX2).
+	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 512,
+		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512), trans8: gemmTranspose8}
+	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
+		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8}
 )
 
 // gemmKernels lists the micro-kernels this CPU can run, fastest first; the pure-Go kernel is
 // always last.
 func gemmKernels() []*gemmKernel {
 	var ks []*gemmKernel
-	if cpu.X86.HasAVX512F {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 { // AVX2: the packing transpose
 		ks = append(ks, gemmAVX512)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

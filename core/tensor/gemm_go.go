@@ -72,4 +72,4 @@ func gemmDotGo2x4(a, b []float32) [8]float32 {
 }
 
 // gemmGo2x4 is the pure-Go kernel with its blocking.
-var gemmGo2x4 = &gemmKernel{name: "go-2x4", mr: 2, nr: 4, kc: 256, mc: 128, nc: 1024, fn: gemmKernelGo2x4}
+var gemmGo2x4 = &gemmKernel{name: "go-2x4", mr: 2, nr: 4, kc: 256, mc: 128, nc: 512, fn: gemmKernelGo2x4}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -37,8 +38,12 @@ func gemmPaths(all bool) []gemmPath {
 		t.kc, t.mc, t.nc = 5, 2*kern.mr, 3*kern.nr
 		return &t
 	}
+	threadCounts := []int{1, 2, 3}
+	if runtime.GOARCH == "wasm" {
+		threadCounts = threadCounts[:2] // goroutines take turns on one thread: 2 is enough
+	}
 	for _, kern := range gemmKernels() {
-		for _, threads := range []int{1, 2, 3} {
+		for _, threads := range threadCounts {
 			add(kern, threads)
 		}
 		if all {
@@ -57,6 +62,15 @@ func gemmPaths(all bool) []gemmPath {
 		add(kern, 1)
 		add(tiny(kern), 1)
 		add(tiny(kern), 2)
+		if g[0]%8 == 0 {
+			// The packing of the AVX-512 kernel, with the transpose's Go twin.
+			withT := *kern
+			withT.name += "+transpose8"
+			withT.trans8 = gemmTranspose8Go
+			add(&withT, 1)
+			withT.kc = 13
+			add(&withT, 1)
+		}
 	}
 	return append(ps, gemmPath{name: "Gemm", run: Gemm})
 }
@@ -411,6 +425,9 @@ func TestGemmPanicsOnShortSlices(t *testing.T) {
 // TestGemmNoAllocs checks that packing buffers are reused: a single-goroutine call allocates
 // nothing in steady state.
 func TestGemmNoAllocs(t *testing.T) {
+	if gemmRace {
+		t.Skip("sync.Pool drops buffers at random under the race detector")
+	}
 	const m, k, n = 33, 70, 45
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, kern := range gemmKernels() {
@@ -428,6 +445,9 @@ func TestGemmNoAllocs(t *testing.T) {
 func TestGemmKernelsTile(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, kern := range gemmKernels() {
+		if kern.mc%kern.mr != 0 || kern.nc%kern.nr != 0 {
+			t.Errorf("%s: mc %d is not a multiple of mr %d or nc %d of nr %d", kern.name, kern.mc, kern.mr, kern.nc, kern.nr)
+		}
 		for _, kc := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 33, 256} {
 			for _, beta := range []float32{0, 1, -0.5} {
 				mr, nr, ldc := kern.mr, kern.nr, kern.nr+3
@@ -470,6 +490,40 @@ func TestGemmKernelsTile(t *testing.T) {
 							t.Fatalf("%s kc=%d beta=%v: C(%d,%d) = %v, want %v", kern.name, kc, beta, i, j, got, s)
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestGemmTranspose8 compares each kernel's packing transpose with gemmTranspose8Go.
+func TestGemmTranspose8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, kern := range gemmKernels() {
+		if kern.trans8 == nil {
+			continue
+		}
+		for _, n := range []int{0, 8, 16, 24, 256} {
+			for _, ld := range [][2]int{{8, n}, {16, n + 3}, {32, n + 1}, {6 + 8, 777}} {
+				ldd, lds := ld[0], max(ld[1], n)
+				src := make([]float32, 7*lds+n+5)
+				for i := range src {
+					src[i] = float32(rng.Float64())
+				}
+				size := 8
+				if n > 0 {
+					size = (n-1)*ldd + 8 + 3
+				}
+				want := make([]float32, size)
+				got := make([]float32, size)
+				for i := range want {
+					want[i] = gemmSentinel
+					got[i] = gemmSentinel
+				}
+				gemmTranspose8Go(want, src[1:], ldd, lds, n)
+				kern.trans8(got, src[1:], ldd, lds, n)
+				if !equalF32(got, want) {
+					t.Errorf("%s: n=%d ldd=%d lds=%d: transpose differs from gemmTranspose8Go", kern.name, n, ldd, lds)
 				}
 			}
 		}
