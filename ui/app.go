@@ -64,6 +64,27 @@ type App struct {
 	AttText string                     // the masked text Att is for
 	attGen  int                        // bumped with every new Att: canvases redraw when it changes
 
+	// "Inside a layer": the token position and step shown (Layer is shared with the attention
+	// view) and the engine's walk for them.
+	Token    int
+	StepI    int
+	Steps    *pipeline.StepsResult
+	stepsKey string // text, layer and token Steps is for
+	stepsReq int
+	stepsGen int // bumped with every new Steps: the strips redraw when it changes
+
+	// Masking lab: seed, whole-word masking, the corpus sample shown (1-based; 0 for the text).
+	Seed      int
+	WholeWord bool
+	Sample    int
+	Samples   []string // tinydata web/pretrain.txt, one sentence each
+	Lab       *pipeline.MaskLabResult
+	labKey    string
+	labReq    int
+	NSP       []pipeline.NSPPair
+	nspKey    string // the seed NSP is for; "" before any
+	nspReq    int
+
 	Err    string
 	busy   int
 	gen    int // bumped by every change of Text or Masks: answers for an older gen are dropped
@@ -162,10 +183,12 @@ func (a *App) ApplyRoute(r Route, hasText bool) {
 
 func (a *App) setRoute(r Route) {
 	a.View, a.Text, a.Draft, a.Masks, a.Layer, a.Head = r.View, r.Text, r.Text, r.Masks, r.Layer, r.Head
+	a.Token, a.StepI, a.Seed, a.WholeWord, a.Sample = r.Token, r.Step, r.Seed, r.WholeWord, r.Sample
 }
 
 func (a *App) route() Route {
-	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head}
+	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head,
+		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample}
 }
 
 func (a *App) writeRoute() {
@@ -220,8 +243,13 @@ func (a *App) SetView(v string) {
 	}
 	a.View = v
 	a.writeRoute()
-	if v == ViewAttention && a.AttText != a.MaskedText {
+	switch {
+	case v == ViewAttention && a.AttText != a.MaskedText:
 		a.refresh()
+	case v == ViewSteps:
+		a.fetchSteps()
+	case v == ViewMasking:
+		a.fetchLab()
 	}
 }
 
@@ -287,6 +315,9 @@ func (a *App) Step(dl, dh int) {
 // Key handles a key pressed on the page (not in the text box): arrows step through the heads
 // and layers of the attention view. It reports whether the key was used.
 func (a *App) Key(key string) bool {
+	if a.View == ViewSteps {
+		return a.stepKey(key)
+	}
 	if a.View != ViewAttention {
 		return false
 	}
@@ -339,6 +370,13 @@ func (a *App) refresh() {
 		a.Do(func() {
 			if gen == a.gen {
 				a.Tok, a.Words, a.MaskedText, a.Order = tok, words, masked, order
+				// The views that read the text follow it (each drops its older answers).
+				switch view {
+				case ViewSteps:
+					a.fetchSteps()
+				case ViewMasking:
+					a.fetchLab()
+				}
 			}
 		})
 		if len(order) > 0 && current() {

@@ -71,6 +71,20 @@ func (e *nativeEngine) Attention(text string) ([]pipeline.AttentionResult, error
 	return res, nil
 }
 
+func (e *nativeEngine) Steps(text string, layer, token int) (*pipeline.StepsResult, error) {
+	return pipeline.Steps(e.m, e.tok, text, nil, layer, token)
+}
+
+func (e *nativeEngine) MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error) {
+	return pipeline.MaskLab(e.tok, text, e.m.Config.MaxPositionEmbeddings, uint64(seed), wholeWord)
+}
+
+func (e *nativeEngine) NSPPairs(seed, n int) ([]pipeline.NSPPair, error) {
+	return pipeline.NSPPairs(e.tok, uint64(seed), n)
+}
+
+func (e *nativeEngine) Samples() ([]string, error) { return pipeline.SampleSentences() }
+
 func wordTexts(a *App) []string {
 	var s []string
 	for _, w := range a.Words {
@@ -155,9 +169,12 @@ func TestRouteRoundTrip(t *testing.T) {
 		{View: ViewMask, Text: "Hello, world & more+plus 100%", Masks: []int{0, 2}},
 		{View: ViewAttention, Text: "é ü 中文", Layer: 3, Head: 7},
 		{View: ViewMask, Text: ""},
+		{View: ViewSteps, Text: "a b", Layer: 2, Token: 3, Step: 4},
+		{View: ViewMasking, Text: "x", Seed: 9, WholeWord: true, Sample: 12},
 	} {
 		got, ok := ParseRoute(r.Hash())
-		if !ok || got.View != r.View || got.Text != r.Text || !slices.Equal(got.Masks, r.Masks) || got.Layer != r.Layer || got.Head != r.Head {
+		if !ok || got.View != r.View || got.Text != r.Text || !slices.Equal(got.Masks, r.Masks) || got.Layer != r.Layer || got.Head != r.Head ||
+			got.Token != r.Token || got.Step != r.Step || got.Seed != r.Seed || got.WholeWord != r.WholeWord || got.Sample != r.Sample {
 			t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
 		}
 	}
@@ -166,5 +183,81 @@ func TestRouteRoundTrip(t *testing.T) {
 	}
 	if _, ok := ParseRoute(""); ok {
 		t.Error("an empty hash has no text")
+	}
+}
+
+func TestAppStepsAndMaskingLab(t *testing.T) {
+	eng := newNativeEngine(t)
+	var hash string
+	a := &App{Eng: eng, OnRoute: func(h string) { hash = h }}
+	a.Start(ParseRoute("#steps?text=The%20cat%20sat.&layer=1&token=2&step=3"))
+	if a.Err != "" || a.Steps == nil {
+		t.Fatalf("steps: err %q, steps %v", a.Err, a.Steps)
+	}
+	if a.Steps.Layer != 1 || a.Steps.Token != 2 || a.StepI != 3 || len(a.Steps.Steps) != NumSteps {
+		t.Fatalf("steps for layer %d token %d, step %d, %d steps", a.Steps.Layer, a.Steps.Token, a.StepI, len(a.Steps.Steps))
+	}
+	want, err := pipeline.Steps(eng.m, eng.tok, "The cat sat.", nil, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := a.Steps.Step("softmax").Vector("attention head 0"), want.Step("softmax").Vector("attention head 0"); !slices.Equal(got, w) {
+		t.Errorf("softmax row %v, native %v", got, w)
+	}
+	a.SelectToken(99) // clamped to the last token
+	a.StepBy(100)
+	if a.Token != 5 || a.StepI != NumSteps-1 || a.Steps.Token != 5 || hash != "#steps?text=The%20cat%20sat.&layer=1&token=5&step=9" {
+		t.Errorf("token %d step %d (walk for %d), hash %q", a.Token, a.StepI, a.Steps.Token, hash)
+	}
+	a.Key("ArrowDown") // wraps to layer 0
+	a.Key("ArrowLeft")
+	if a.Layer != 0 || a.Steps.Layer != 0 || a.StepI != NumSteps-2 {
+		t.Errorf("after keys: layer %d (walk %d), step %d", a.Layer, a.Steps.Layer, a.StepI)
+	}
+
+	a.SetView(ViewMasking)
+	if a.Lab == nil || len(a.NSP) != NSPCount {
+		t.Fatalf("masking lab: %v, %d pairs", a.Lab, len(a.NSP))
+	}
+	lab, err := pipeline.MaskLab(eng.tok, "The cat sat.", eng.m.Config.MaxPositionEmbeddings, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Lab.Chosen, lab.Chosen) || !slices.Equal(a.Lab.Shown, lab.Shown) {
+		t.Errorf("lab %v %v, native %v %v", a.Lab.Chosen, a.Lab.Shown, lab.Chosen, lab.Shown)
+	}
+	a.Reroll()
+	a.ToggleWholeWord()
+	if a.Lab.Seed != 1 || !a.Lab.WholeWord || hash != "#masking?text=The%20cat%20sat.&seed=1&ww=1" {
+		t.Errorf("after re-roll and whole words: seed %d ww %v, hash %q", a.Lab.Seed, a.Lab.WholeWord, hash)
+	}
+	a.SampleBy(1)
+	if a.Sample != 1 || len(a.Samples) == 0 || a.LabText() != a.Samples[0] || !strings.Contains(hash, "&sample=1") {
+		t.Errorf("sample %d of %d, hash %q", a.Sample, len(a.Samples), hash)
+	}
+	a.SampleBy(-1) // wraps to the last sample
+	if a.Sample != len(a.Samples) || a.Lab.Tokens[1] == "the" && a.LabText() == "The cat sat." {
+		t.Errorf("sample after wrapping back: %d of %d", a.Sample, len(a.Samples))
+	}
+
+	for _, v := range []string{ViewSteps, ViewMasking} {
+		a.View = v
+		var buf bytes.Buffer
+		env, err := vugu.NewBuildEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := staticrender.New(&buf).Render(env.RunBuild(&Root{App: a})); err != nil {
+			t.Fatalf("render %s: %v", v, err)
+		}
+		if !strings.Contains(buf.String(), `data-view="`+v+`"`) {
+			t.Errorf("static render of %s lacks its view", v)
+		}
+		if v == ViewMasking && !strings.Contains(buf.String(), `data-kind="mask"`) {
+			t.Errorf("the masking lab shows no [MASK]:\n%s", buf.String())
+		}
+		if v == ViewSteps && !strings.Contains(buf.String(), `data-step-id="ffn"`) {
+			t.Errorf("the step view does not show step 9 (ffn)")
+		}
 	}
 }

@@ -20,6 +20,14 @@ type Engine interface {
 	FillMask(text string, topK int) (*pipeline.FillMaskResult, error)
 	// Attention returns every layer's attention probabilities, layer 0 first.
 	Attention(text string) ([]pipeline.AttentionResult, error)
+	// Steps walks layer's operations for the token at position token (pipeline.Steps).
+	Steps(text string, layer, token int) (*pipeline.StepsResult, error)
+	// MaskLab masks text as BERT's pre-training does, drawing from seed (pipeline.MaskLab).
+	MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error)
+	// NSPPairs builds n next-sentence instances from the sample corpus (pipeline.NSPPairs).
+	NSPPairs(seed, n int) ([]pipeline.NSPPair, error)
+	// Samples lists the sentences of the sample corpus (pipeline.SampleSentences).
+	Samples() ([]string, error)
 }
 
 // ModelIndex is assets/models/index.json.

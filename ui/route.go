@@ -12,16 +12,26 @@ import (
 const (
 	ViewMask      = "mask"
 	ViewAttention = "attention"
+	ViewSteps     = "steps"   // "Inside a layer"
+	ViewMasking   = "masking" // "Masking lab"
 )
 
 // Route is the page state that the URL fragment carries, so that a view can be shared:
-// #mask?text=...&masks=2,5 or #attention?text=...&masks=2&layer=1&head=0.
+// #mask?text=...&masks=2,5, #attention?text=...&masks=2&layer=1&head=0,
+// #steps?text=...&layer=1&token=3&step=4 or #masking?text=...&seed=7&ww=1&sample=12.
 type Route struct {
 	View  string
 	Text  string
 	Masks []int // word ids, ascending
-	Layer int
+	Layer int   // attention and steps views
 	Head  int
+	Token int // steps view: the token position ([CLS] is 0) and the step shown
+	Step  int
+	// Masking lab: the seed of the draws, whole-word masking, and the corpus sample shown
+	// (1-based sentence number of tinydata web/pretrain.txt; 0 for the sentence box).
+	Seed      int
+	WholeWord bool
+	Sample    int
 }
 
 // ParseRoute reads a location.hash ("#mask?text=..."); what it cannot read keeps its default.
@@ -32,7 +42,8 @@ func ParseRoute(hash string) (Route, bool) {
 	}
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
-	if view == ViewAttention {
+	switch view {
+	case ViewAttention, ViewSteps, ViewMasking:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
@@ -45,19 +56,25 @@ func ParseRoute(hash string) (Route, bool) {
 	slices.Sort(r.Masks)
 	r.Layer, _ = strconv.Atoi(q.Get("layer"))
 	r.Head, _ = strconv.Atoi(q.Get("head"))
-	r.Layer, r.Head = max(r.Layer, 0), max(r.Head, 0)
+	r.Token, _ = strconv.Atoi(q.Get("token"))
+	r.Step, _ = strconv.Atoi(q.Get("step"))
+	r.Seed, _ = strconv.Atoi(q.Get("seed"))
+	r.Sample, _ = strconv.Atoi(q.Get("sample"))
+	r.WholeWord = q.Get("ww") == "1"
+	r.Layer, r.Head, r.Token, r.Step, r.Seed, r.Sample = max(r.Layer, 0), max(r.Head, 0), max(r.Token, 0), max(r.Step, 0), max(r.Seed, 0), max(r.Sample, 0)
 	return r, q.Has("text")
 }
 
-// Hash writes the route as a URL fragment: the view, then text, masks, layer and head.
+// Hash writes the route as a URL fragment: the view, then text, masks and the view's own state.
 func (r Route) Hash() string {
 	// Spaces as %20 rather than "+" and commas left as they are: easier to read, copy and paste
 	// in an address bar, and ParseRoute reads both spellings.
 	esc := func(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
 	var b strings.Builder
 	view := ViewMask
-	if r.View == ViewAttention {
-		view = ViewAttention
+	switch r.View {
+	case ViewAttention, ViewSteps, ViewMasking:
+		view = r.View
 	}
 	b.WriteString("#" + view + "?text=" + esc(r.Text))
 	if len(r.Masks) > 0 {
@@ -67,8 +84,19 @@ func (r Route) Hash() string {
 		}
 		b.WriteString("&masks=" + strings.Join(s, ","))
 	}
-	if view == ViewAttention {
+	switch view {
+	case ViewAttention:
 		fmt.Fprintf(&b, "&layer=%d&head=%d", r.Layer, r.Head)
+	case ViewSteps:
+		fmt.Fprintf(&b, "&layer=%d&token=%d&step=%d", r.Layer, r.Token, r.Step)
+	case ViewMasking:
+		fmt.Fprintf(&b, "&seed=%d", r.Seed)
+		if r.WholeWord {
+			b.WriteString("&ww=1")
+		}
+		if r.Sample > 0 {
+			fmt.Fprintf(&b, "&sample=%d", r.Sample)
+		}
 	}
 	return b.String()
 }

@@ -57,10 +57,10 @@ func main() {
 		default:
 			return
 		}
-		// The arrows step through the attention view and must not scroll it away. The state is
+		// The arrows step through the attention and step views and must not scroll them away. The state is
 		// behind the render lock, which a JavaScript callback must not wait for; the URL says
 		// which view is shown.
-		if hash := location.Get("hash").String(); strings.HasPrefix(hash, "#"+ui.ViewAttention) {
+		if hash := location.Get("hash").String(); strings.HasPrefix(hash, "#"+ui.ViewAttention) || strings.HasPrefix(hash, "#"+ui.ViewSteps) {
 			e.Call("preventDefault")
 		}
 		go app.Do(func() { app.Key(key) })

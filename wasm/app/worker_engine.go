@@ -112,3 +112,29 @@ func (e *workerEngine) Attention(text string) ([]pipeline.AttentionResult, error
 	err := e.call(&r, "attention", text)
 	return r.Layers, err
 }
+
+func (e *workerEngine) Steps(text string, layer, token int) (*pipeline.StepsResult, error) {
+	var r pipeline.StepsResult
+	return &r, e.call(&r, "steps", text, layer, token)
+}
+
+func (e *workerEngine) MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error) {
+	var r pipeline.MaskLabResult
+	return &r, e.call(&r, "maskLab", text, seed, wholeWord)
+}
+
+func (e *workerEngine) NSPPairs(seed, n int) ([]pipeline.NSPPair, error) {
+	var r struct {
+		Pairs []pipeline.NSPPair `json:"pairs"`
+	}
+	err := e.call(&r, "nspPairs", seed, n)
+	return r.Pairs, err
+}
+
+func (e *workerEngine) Samples() ([]string, error) {
+	var r struct {
+		Sentences []string `json:"sentences"`
+	}
+	err := e.call(&r, "samples")
+	return r.Sentences, err
+}

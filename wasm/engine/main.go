@@ -9,6 +9,10 @@
 //	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...,
 //	                                    "special":..., "word_ids":..., "truncated":...}
 //	bertlab.attention(text[, pair]) -> {"layers":[pipeline.AttentionResult for layer 0, 1, ...]}
+//	bertlab.steps(text, layer, token) -> pipeline.StepsResult (the walk through one layer)
+//	bertlab.maskLab(text, seed, wholeWord) -> pipeline.MaskLabResult (BERT's 15% masking)
+//	bertlab.nspPairs(seed, n) -> {"pairs":[pipeline.NSPPair ...]} from tinydata web/pretrain.txt
+//	bertlab.samples() -> {"sentences":[...]} of tinydata web/pretrain.txt
 //
 // Every function returns a JSON string; errors come back as {"error": "..."}.
 package main
@@ -37,6 +41,10 @@ func main() {
 	api.Set("fillMask", jsFunc(e.fillMask))
 	api.Set("tokenize", jsFunc(e.tokenize))
 	api.Set("attention", jsFunc(e.attention))
+	api.Set("steps", jsFunc(e.steps))
+	api.Set("maskLab", jsFunc(e.maskLab))
+	api.Set("nspPairs", jsFunc(e.nspPairs))
+	api.Set("samples", jsFunc(e.samples))
 	js.Global().Set("bertlab", api)
 	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
@@ -188,4 +196,75 @@ func (e *engine) attention(args []js.Value) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"layers": layers}, nil
+}
+
+func intArg(args []js.Value, i int, name string) (int, error) {
+	if len(args) <= i || args[i].Type() != js.TypeNumber {
+		return 0, fmt.Errorf("%s: argument %d must be a number", name, i+1)
+	}
+	return args[i].Int(), nil
+}
+
+// steps answers the walk through one layer for one token (the "Inside a layer" view).
+func (e *engine) steps(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 3 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("steps: want (text, layer, token)")
+	}
+	layer, err := intArg(args, 1, "steps")
+	if err != nil {
+		return nil, err
+	}
+	token, err := intArg(args, 2, "steps")
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Steps(e.model, e.tok, args[0].String(), nil, layer, token)
+}
+
+// maskLab masks text the way BERT's pre-training data is masked (the masking lab).
+func (e *engine) maskLab(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 2 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("maskLab: want (text, seed, wholeWord)")
+	}
+	seed, err := intArg(args, 1, "maskLab")
+	if err != nil {
+		return nil, err
+	}
+	ww := len(args) > 2 && args[2].Truthy()
+	return pipeline.MaskLab(e.tok, args[0].String(), e.model.Config.MaxPositionEmbeddings, uint64(seed), ww)
+}
+
+// nspPairs builds next-sentence instances from the sample corpus.
+func (e *engine) nspPairs(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	seed, err := intArg(args, 0, "nspPairs")
+	if err != nil {
+		return nil, err
+	}
+	n := 6
+	if len(args) > 1 && args[1].Type() == js.TypeNumber {
+		n = min(max(args[1].Int(), 1), 50)
+	}
+	pairs, err := pipeline.NSPPairs(e.tok, uint64(seed), n)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"pairs": pairs}, nil
+}
+
+// samples lists the sentences of the sample corpus.
+func (e *engine) samples([]js.Value) (any, error) {
+	s, err := pipeline.SampleSentences()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"sentences": s}, nil
 }

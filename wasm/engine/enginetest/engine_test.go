@@ -36,8 +36,8 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("want 3 lines from the engine, got:\n%s", out)
+	if len(lines) != 6 {
+		t.Fatalf("want 6 lines from the engine, got:\n%s", out)
 	}
 
 	f, err := checkpoint.LoadFolder(fixture)
@@ -76,6 +76,61 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 	}
 	if !strings.Contains(lines[2], `"error"`) || !strings.Contains(lines[2], "[MASK]") {
 		t.Errorf("fillMask without a mask should answer an error naming [MASK], got %s", lines[2])
+	}
+
+	// The walk through layer 1 for token 2: the same numbers as natively, up to float32 rounding.
+	var steps pipeline.StepsResult
+	if err := json.Unmarshal([]byte(lines[3]), &steps); err != nil {
+		t.Fatalf("steps: %v: %.200s", err, lines[3])
+	}
+	wantSteps, err := pipeline.Steps(f.Model, f.Tokenizer, text, nil, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps.Steps) != len(wantSteps.Steps) {
+		t.Fatalf("steps: wasm %d steps, native %d", len(steps.Steps), len(wantSteps.Steps))
+	}
+	for i, ws := range wantSteps.Steps {
+		gs := steps.Steps[i]
+		if gs.ID != ws.ID || len(gs.Vectors) != len(ws.Vectors) {
+			t.Fatalf("step %d: wasm %s with %d vectors, native %s with %d", i, gs.ID, len(gs.Vectors), ws.ID, len(ws.Vectors))
+		}
+		for k, wv := range ws.Vectors {
+			gv := gs.Vectors[k]
+			for j := range wv.Values {
+				if d := float64(gv.Values[j] - wv.Values[j]); abs(d) > 1e-4*(1+abs(float64(wv.Values[j]))) {
+					t.Fatalf("step %s, %s[%d]: wasm %g, native %g", ws.ID, wv.Name, j, gv.Values[j], wv.Values[j])
+				}
+			}
+		}
+	}
+
+	// Masking draws the same positions with the same seed.
+	var lab pipeline.MaskLabResult
+	if err := json.Unmarshal([]byte(lines[4]), &lab); err != nil {
+		t.Fatalf("maskLab: %v: %s", err, lines[4])
+	}
+	wantLab, err := pipeline.MaskLab(f.Tokenizer, text, f.Model.Config.MaxPositionEmbeddings, 42, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(lab.Shown, " ") != strings.Join(wantLab.Shown, " ") || strings.Join(lab.Kinds, ",") != strings.Join(wantLab.Kinds, ",") {
+		t.Errorf("maskLab: wasm %v %v, native %v %v", lab.Shown, lab.Kinds, wantLab.Shown, wantLab.Kinds)
+	}
+	var nsp struct {
+		Pairs []pipeline.NSPPair `json:"pairs"`
+	}
+	if err := json.Unmarshal([]byte(lines[5]), &nsp); err != nil || len(nsp.Pairs) != 4 {
+		t.Fatalf("nspPairs: %v: %.300s", err, lines[5])
+	}
+	wantNSP, err := pipeline.NSPPairs(f.Tokenizer, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range wantNSP {
+		if g := nsp.Pairs[i]; strings.Join(g.Tokens, " ") != strings.Join(w.Tokens, " ") || g.IsNext != w.IsNext {
+			t.Errorf("nsp pair %d: wasm %v, native %v", i, g, w)
+		}
 	}
 }
 

@@ -1,5 +1,5 @@
 // Loads the engine wasm in Node the way the page does, hands it a model folder as bytes and
-// prints the JSON answers of fillMask and tokenize, one per line.
+// prints the JSON answers of fillMask, tokenize, steps, maskLab and nspPairs, one per line.
 // usage: node run_engine.mjs WASM_EXEC_JS ENGINE_WASM MODEL_DIR TEXT
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,4 +26,7 @@ if (loaded.error) { console.error(loaded.error); process.exit(1); }
 console.log(globalThis.bertlab.fillMask(text, 5));
 console.log(globalThis.bertlab.tokenize(text));
 console.log(globalThis.bertlab.fillMask('no mask here', 5));
+console.log(globalThis.bertlab.steps(text, 1, 2));
+console.log(globalThis.bertlab.maskLab(text, 42, true));
+console.log(globalThis.bertlab.nspPairs(3, 4));
 process.exit(0);
