@@ -14,7 +14,7 @@ PORT      ?= 8080
 DEMO_PAGE_MODEL := assets/models/tiny-random
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
-	bench fuzz tinydata worker worker-deps worker-dev clean
+	bench fuzz tinydata vocab pretrain pretrain-finetune worker worker-deps worker-dev clean
 
 all: build wasm
 
@@ -89,6 +89,21 @@ fuzz:
 # Rebuild tinydata/ byte for byte from the Debian packages (apt-get download + dpkg-deb -x; no installs).
 tinydata:
 	bash scripts/tinydata.sh
+
+# The built-in model's vocabulary: WordPiece, 8,000 tokens, trained on tinydata's pre-training
+# corpus (what `make pretrain` trains first, in the same folder).
+vocab: build
+	$(BERTLAB) vocab --data tinydata/pretrain/train.txt --size 8000 --min-frequency 2 --out build/pretrain/bertlab-mini/vocab
+
+# The built-in model (issue 4): vocabulary, pre-training (about two hours on 2 cores; resumable:
+# run it again after an interruption), then assets/models/bertlab-mini with its model card.
+# A short trial: make pretrain STEPS=200 NAME=trial OUT=/tmp/trial WORK=/tmp/trial-work
+pretrain:
+	bash scripts/pretrain.sh
+
+# The fine-tuning figures of the built-in model's card (sentiment, part of speech): ~25 minutes.
+pretrain-finetune:
+	bash scripts/pretrain.sh finetune
 
 # The Cloudflare Worker (wasm/worker): the JSON API in Go through syumai/workers, the page from
 # assets/ as Workers static assets. Local runs are offline (workerd on 127.0.0.1).

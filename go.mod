@@ -9,6 +9,7 @@ require (
 	github.com/syumai/workers v0.33.0
 	github.com/vugu/vjson v0.0.0-20200505061711-f9cbed27d3d9
 	github.com/vugu/vugu v0.4.0
+	golang.org/x/image v0.25.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.44.0
 	golang.org/x/text v0.44.0

@@ -31,10 +31,10 @@ func DefaultTrainer(size int) TrainerConfig {
 
 // Trainer learns a WordPiece vocabulary from text with the algorithm of HuggingFace
 // tokenizers' WordPieceTrainer: byte-pair-encoding merges on characters, where a piece that
-// does not start a word carries the "##" continuation prefix (Sennrich et al. 2016 as
-// BERT-style vocabularies are built in practice), not the likelihood-based selection of
-// Schuster & Nakajima (2012), whose score freq(ab)/(freq(a)·freq(b)) favours rare pieces that
-// always occur together and leaves frequent words split in a small vocabulary.
+// does not start a word carries the "##" continuation prefix (the BPE of Sennrich et al. 2016,
+// which is how BERT-style vocabularies are usually built today), not the likelihood-based
+// selection of Schuster & Nakajima (2012), whose score freq(ab)/(freq(a)·freq(b)) favours rare
+// pieces that always occur together and leaves frequent words split in a small vocabulary.
 //
 // The steps:
 //
@@ -49,8 +49,8 @@ func DefaultTrainer(size int) TrainerConfig {
 //  3. Each word is a sequence of pieces: its first character, then "##"-prefixed characters.
 //     The pair of adjacent pieces that occurs most often in the corpus (counting every word
 //     as often as it occurs) is merged into a new piece ("th" + "##e" = "the", "##i" + "##ng"
-//     = "##ing") and appended to the vocabulary, until it holds VocabSize tokens or no pair
-//     occurs MinFrequency times. Ties go to the pair whose pieces entered the vocabulary
+//     = "##ing") and appended to the vocabulary (unless another merge made the same string
+//     already), until it holds VocabSize tokens or no pair occurs MinFrequency times. Ties go to the pair whose pieces entered the vocabulary
 //     first, so the result depends only on the text and the settings: the order in which
 //     text is added does not matter.
 //
@@ -252,12 +252,8 @@ func (t *Trainer) Train() (*Tokenizer, error) {
 		if !ok || count < minFreq {
 			break
 		}
+		// At most MaxInputCharsPerWord characters and "##": well within MaxTokenBytes.
 		merged := tokens[a] + strings.TrimPrefix(tokens[b], ContinuationPrefix)
-		if len(merged) > MaxTokenBytes {
-			// Not reached with words of at most MaxInputCharsPerWord characters.
-			m.drop(a, b)
-			continue
-		}
 		m.merge(a, b, addToken(merged))
 	}
 	v, err := NewVocab(tokens)
@@ -319,13 +315,6 @@ func (m *merger) best() (a, b int32, count int64, ok bool) {
 		}
 	}
 	return 0, 0, 0, false
-}
-
-// drop forgets the pair a, b.
-func (m *merger) drop(a, b int32) {
-	key := pairKey(a, b)
-	delete(m.count, key)
-	delete(m.where, key)
 }
 
 // merge replaces every occurrence of a followed by b with id, left to right, and updates the

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Pre-trains bertlab's built-in model from tinydata and writes it, with its model card, to
+# assets/models/$NAME: `make pretrain`. Three stages, each skipped when its output is already
+# there, so an interrupted run continues where it stopped (training resumes from its last
+# checkpoint with the same numbers):
+#
+#   1. vocab  a WordPiece vocabulary trained on tinydata's pre-training corpus (bertlab vocab);
+#   2. train  masked-LM pre-training of a random model of $PRESET size (bertlab pretrain) into
+#             $WORK/run, with checkpoints, evaluated on the held-out split as it goes;
+#   3. card   the final weights stored as F16 in $OUT with vocab.txt, tokenizer_config.json and
+#             a README.md model card: data, configuration, loss curve (loss.png), held-out
+#             masked-LM figures and 20 cloze sentences (bertlab modelcard).
+#
+# The configuration was chosen by measuring step times on this project's 2-core machine (`bash
+# scripts/pretrain.sh measure`; figures in scripts/PRETRAIN_INTEGRATION.md): packed MLM-only
+# sequences of 128 tokens (no padding spent on WordNet's short documents), batch 32, the mini
+# size (4 layers, hidden 256: 5.5 M parameters, 10.5 MiB as F16) at 2.5-2.8 s a step there, so
+# 2,400 steps (4.7 epochs of the corpus) take about 1 h 50 min with evaluations and checkpoints.
+# Everything is a function of the data and SEED: running it twice on machines with the same CPU
+# features gives the same model, bit for bit (the assembly and pure-Go kernels round differently).
+#
+# `bash scripts/pretrain.sh finetune` afterwards adds the fine-tuning figures (sentiment, part of
+# speech) to the card: about 25 minutes more.
+#
+# Overrides (environment): STEPS, BATCH, SEQ, LR, WARMUP, PRESET, VOCAB_SIZE, SEED, NAME, OUT,
+# WORK, EVAL_EVERY, SAVE_EVERY, NOTE; for finetune FT_EPOCHS, FT_LR, FT_BATCH; for measure
+# CANDIDATES, MSTEPS, BUDGET_MIN. A short trial: STEPS=200 NAME=trial OUT=/tmp/trial
+# WORK=/tmp/trial-work bash scripts/pretrain.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+BERTLAB=${BERTLAB:-bin/bertlab}
+PRESET=${PRESET:-mini}
+VOCAB_SIZE=${VOCAB_SIZE:-8000}
+STEPS=${STEPS:-2400}
+BATCH=${BATCH:-32}
+SEQ=${SEQ:-128}
+LR=${LR:-5e-4}
+WARMUP=${WARMUP:-$((STEPS / 25))}
+SEED=${SEED:-1}
+NAME=${NAME:-bertlab-mini}
+OUT=${OUT:-assets/models/$NAME}
+WORK=${WORK:-build/pretrain/$NAME}
+EVAL_EVERY=${EVAL_EVERY:-$(( STEPS >= 10 ? STEPS / 10 : 1 ))}
+SAVE_EVERY=${SAVE_EVERY:-$(( STEPS >= 10 ? STEPS / 10 : 1 ))}
+NOTE=${NOTE:-}
+TRAIN=tinydata/pretrain/train.txt
+HELDOUT=tinydata/pretrain/heldout.txt
+
+$GO build -o "$BERTLAB" ./cmd/bertlab
+
+# measure: the step time of each candidate size on this machine (a few steps each; the first
+# step is included, so it slightly overstates the time of a long run).
+if [ "${1:-}" = measure ]; then
+  MSTEPS=${MSTEPS:-8}
+  BUDGET_MIN=${BUDGET_MIN:-110}
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$BERTLAB" vocab --data "$TRAIN" --size "$VOCAB_SIZE" --out "$tmp/vocab" >/dev/null
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  for p in ${CANDIDATES:-tiny mini small}; do
+    log=$("$BERTLAB" pretrain --preset "$p" --vocab "$tmp/vocab" --data "$TRAIN" --out "$tmp/$p" --steps "$MSTEPS" \
+      --batch "$BATCH" --seq "$SEQ" --seed "$SEED" --no-nsp --dynamic --log-every 1000 2>/dev/null)
+    params=$(echo "$log" | sed -n 's/.*hidden [0-9]*, \([0-9,]*\) parameters.*/\1/p')
+    # "trained steps 1-8 of 8 in 1m4.2s (epoch 0.02): 543 tokens/s": a Go duration.
+    dur=$(echo "$log" | sed -n 's/^trained steps .* in \([0-9hms.]*\) .*/\1/p')
+    tps=$(echo "$log" | sed -n 's/.*: \([0-9]*\) tokens\/s$/\1/p')
+    awk -v p="$p" -v params="$params" -v d="$dur" -v n="$MSTEPS" -v tps="$tps" -v b="$BUDGET_MIN" 'BEGIN {
+      t = 0
+      if (match(d, /[0-9.]+h/)) t += 3600 * substr(d, RSTART, RLENGTH - 1)
+      if (match(d, /[0-9.]+m[^s]/)) t += 60 * substr(d, RSTART, RLENGTH - 2)
+      if (match(d, /[0-9.]+s$/) && !match(d, /ms$/)) { match(d, /[0-9.]+s$/); t += substr(d, RSTART, RLENGTH - 1) }
+      printf "%-6s %11s params  %6.2f s/step  %6d tokens/s  %6d steps in %d min\n", p, params, t / n, tps, b * 60 / (t / n), b }'
+  done
+  exit 0
+fi
+
+# finetune: the fine-tuning figures of the model card (the issue's sentiment and part-of-speech
+# checks). Fine-tunes the folder in $OUT (as shipped) on tinydata's sentiment and POS training
+# splits, keeping the best epoch on dev, scores the test splits with bertlab eval, writes
+# $WORK/finetune.md and rewrites the card with it.
+if [ "${1:-}" = finetune ]; then
+  FT_EPOCHS=${FT_EPOCHS:-4}
+  FT_LR=${FT_LR:-1e-4}
+  FT_BATCH=${FT_BATCH:-32}
+  [ -f "$OUT/config.json" ] || { echo "pretrain.sh finetune: no model in $OUT: run make pretrain first" >&2; exit 1; }
+  ft() { # task train dev test out
+    "$BERTLAB" finetune --task "$1" --model "$OUT" --train "$2" --dev "$3" --out "$5" --epochs "$FT_EPOCHS" \
+      --batch "$FT_BATCH" --lr "$FT_LR" --seq 128 --seed "$SEED" >&2
+    "$BERTLAB" eval --task "$1" --model "$5" --data "$4" --json
+  }
+  field() { echo "$1" | sed -n "s/.*\"$2\":\([0-9.eE+-]*\).*/\1/p" | awk '{ printf "%.2f%%", 100 * $1 }'; }
+  echo "== fine-tuning: sentiment"
+  sent=$(ft classify tinydata/sentiment/train.tsv tinydata/sentiment/dev.tsv tinydata/sentiment/test.tsv "$WORK/sentiment")
+  echo "$sent"
+  echo "== fine-tuning: part of speech"
+  pos=$(ft tag tinydata/pos/train.conll tinydata/pos/dev.conll tinydata/pos/test.conll "$WORK/pos")
+  echo "$pos"
+  cat >"$WORK/finetune.md" <<EOF
+## Fine-tuning
+
+The model as stored here, fine-tuned natively with \`bertlab finetune\` ($FT_EPOCHS epochs, batch
+$FT_BATCH, peak learning rate $FT_LR with 10% warm-up, seed $SEED; the epoch best on the dev split
+kept), then scored on the test split with \`bertlab eval\`:
+
+| task | data (train / dev / test) | test figures |
+|---|---|---|
+| sentiment (Pang & Lee sentences) | \`tinydata/sentiment/\`: 3,200 / 400 / 400 sentences | accuracy $(field "$sent" accuracy), macro F1 $(field "$sent" macro_f1) |
+| part of speech (OANC, Penn tags) | \`tinydata/pos/\`: 4,000 / 500 / 500 sentences | token accuracy $(field "$pos" token_accuracy) |
+
+Made by \`bash scripts/pretrain.sh finetune\`.
+EOF
+  "$BERTLAB" modelcard --run "$WORK/run" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
+    --recipe "$WORK/recipe.txt" --note "$NOTE" --extra "$WORK/finetune.md"
+  exit 0
+fi
+
+mkdir -p "$WORK"
+VOCAB_CMD=("$BERTLAB" vocab --data "$TRAIN" --size "$VOCAB_SIZE" --min-frequency 2 --out "$WORK/vocab")
+PRETRAIN_CMD=("$BERTLAB" pretrain --preset "$PRESET" --vocab "$WORK/vocab" --data "$TRAIN" --heldout "$HELDOUT"
+  --out "$WORK/run" --seed "$SEED" --steps "$STEPS" --batch "$BATCH" --seq "$SEQ" --lr "$LR" --warmup "$WARMUP"
+  --no-nsp --dynamic --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2)
+
+# The recipe, as the model card quotes it.
+{
+  echo "${VOCAB_CMD[*]}"
+  echo "${PRETRAIN_CMD[*]}"
+} >"$WORK/recipe.txt"
+
+echo "== 1/3 vocabulary ($VOCAB_SIZE tokens)"
+if [ -f "$WORK/vocab/vocab.txt" ]; then
+  echo "$WORK/vocab/vocab.txt exists: kept"
+else
+  "${VOCAB_CMD[@]}"
+fi
+
+echo "== 2/3 pre-training ($PRESET, $STEPS steps of $BATCH x $SEQ tokens)"
+start=$(date +%s)
+if [ -f "$WORK/run/config.json" ] && [ -d "$WORK/run/checkpoint-$STEPS" ]; then
+  echo "$WORK/run holds the finished run: kept"
+elif ls -d "$WORK/run/checkpoint-"* >/dev/null 2>&1; then
+  "${PRETRAIN_CMD[@]}" --resume
+else
+  "${PRETRAIN_CMD[@]}"
+fi
+echo "pre-training stage: $(( $(date +%s) - start )) s"
+
+echo "== 3/3 model folder and card -> $OUT"
+# Fine-tuning figures from an earlier `pretrain.sh finetune` of this run stay on the card.
+EXTRA=()
+[ -f "$WORK/finetune.md" ] && EXTRA=(--extra "$WORK/finetune.md")
+"$BERTLAB" modelcard --run "$WORK/run" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
+  --recipe "$WORK/recipe.txt" --note "$NOTE" "${EXTRA[@]}"
+echo "done: $OUT (fine-tuning figures for the card: bash scripts/pretrain.sh finetune)"
