@@ -85,6 +85,11 @@ type App struct {
 	nspKey    string // the seed NSP is for; "" before any
 	nspReq    int
 
+	// Training lab: its settings, the run and the "try it" answer (train.go).
+	Training TrainLab
+	// OnDownload, if set, hands a file to the user (in the browser, as a download).
+	OnDownload func(name string, data []byte)
+
 	Err    string
 	busy   int
 	gen    int // bumped by every change of Text or Masks: answers for an older gen are dropped
@@ -184,11 +189,13 @@ func (a *App) ApplyRoute(r Route, hasText bool) {
 func (a *App) setRoute(r Route) {
 	a.View, a.Text, a.Draft, a.Masks, a.Layer, a.Head = r.View, r.Text, r.Text, r.Masks, r.Layer, r.Head
 	a.Token, a.StepI, a.Seed, a.WholeWord, a.Sample = r.Token, r.Step, r.Seed, r.WholeWord, r.Sample
+	a.Training.setSettings(r)
 }
 
 func (a *App) route() Route {
 	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head,
-		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample}
+		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample,
+		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch}
 }
 
 func (a *App) writeRoute() {

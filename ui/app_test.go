@@ -17,6 +17,7 @@ import (
 type nativeEngine struct {
 	m   *bert.Model
 	tok *tokenizer.Tokenizer
+	ft  *pipeline.Finetune // the training lab's run
 }
 
 func newNativeEngine(t *testing.T) *nativeEngine {

@@ -7,6 +7,7 @@ package ui
 
 import (
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/train"
 )
 
 // Engine is what the page asks for numbers. Its methods block until the answer comes, so the
@@ -28,6 +29,25 @@ type Engine interface {
 	NSPPairs(seed, n int) ([]pipeline.NSPPair, error)
 	// Samples lists the sentences of the sample corpus (pipeline.SampleSentences).
 	Samples() ([]string, error)
+
+	// TrainStart prepares a training-lab run (pipeline.NewFinetune) on a copy of the loaded
+	// model, replacing the previous run.
+	TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error)
+	// TrainStep does the run's next step, or its evaluation after an epoch (Finetune.Advance).
+	TrainStep() (*TrainEvents, error)
+	// TrainStop ends the run where it is.
+	TrainStop() (*TrainEvents, error)
+	// TrainPredict runs the run's model on text.
+	TrainPredict(text string) (*pipeline.TaskPrediction, error)
+	// TrainExport returns the run's model as a zip of its HF folder, and the archive's name.
+	TrainExport() (name string, zip []byte, err error)
+}
+
+// TrainEvents is the engine's answer to a training step: what happened, and whether the run
+// has ended.
+type TrainEvents struct {
+	Events []train.Event `json:"events"`
+	Done   bool          `json:"done"`
 }
 
 // ModelIndex is assets/models/index.json.

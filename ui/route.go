@@ -14,6 +14,7 @@ const (
 	ViewAttention = "attention"
 	ViewSteps     = "steps"   // "Inside a layer"
 	ViewMasking   = "masking" // "Masking lab"
+	ViewTrain     = "train"   // "Training lab"
 )
 
 // Route is the page state that the URL fragment carries, so that a view can be shared:
@@ -32,6 +33,12 @@ type Route struct {
 	Seed      int
 	WholeWord bool
 	Sample    int
+	// Training lab: the task (pipeline.TaskSentiment or TaskPOS) and its settings; zero values
+	// take the defaults (see TrainDefaults).
+	Task   string
+	Epochs int
+	LR     float64
+	Batch  int
 }
 
 // ParseRoute reads a location.hash ("#mask?text=..."); what it cannot read keeps its default.
@@ -43,7 +50,7 @@ func ParseRoute(hash string) (Route, bool) {
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
 	switch view {
-	case ViewAttention, ViewSteps, ViewMasking:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
@@ -61,6 +68,14 @@ func ParseRoute(hash string) (Route, bool) {
 	r.Seed, _ = strconv.Atoi(q.Get("seed"))
 	r.Sample, _ = strconv.Atoi(q.Get("sample"))
 	r.WholeWord = q.Get("ww") == "1"
+	r.Task = q.Get("task")
+	r.Epochs, _ = strconv.Atoi(q.Get("epochs"))
+	r.LR, _ = strconv.ParseFloat(q.Get("lr"), 64)
+	r.Batch, _ = strconv.Atoi(q.Get("bs"))
+	r.Epochs, r.Batch = max(r.Epochs, 0), max(r.Batch, 0)
+	if !(r.LR > 0 && r.LR < 1) {
+		r.LR = 0
+	}
 	r.Layer, r.Head, r.Token, r.Step, r.Seed, r.Sample = max(r.Layer, 0), max(r.Head, 0), max(r.Token, 0), max(r.Step, 0), max(r.Seed, 0), max(r.Sample, 0)
 	return r, q.Has("text")
 }
@@ -73,7 +88,7 @@ func (r Route) Hash() string {
 	var b strings.Builder
 	view := ViewMask
 	switch r.View {
-	case ViewAttention, ViewSteps, ViewMasking:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain:
 		view = r.View
 	}
 	b.WriteString("#" + view + "?text=" + esc(r.Text))
@@ -96,6 +111,19 @@ func (r Route) Hash() string {
 		}
 		if r.Sample > 0 {
 			fmt.Fprintf(&b, "&sample=%d", r.Sample)
+		}
+	case ViewTrain:
+		if r.Task != "" {
+			b.WriteString("&task=" + esc(r.Task))
+		}
+		if r.Epochs > 0 {
+			fmt.Fprintf(&b, "&epochs=%d", r.Epochs)
+		}
+		if r.LR > 0 {
+			b.WriteString("&lr=" + strconv.FormatFloat(r.LR, 'g', -1, 64))
+		}
+		if r.Batch > 0 {
+			fmt.Fprintf(&b, "&bs=%d", r.Batch)
 		}
 	}
 	return b.String()

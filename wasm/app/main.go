@@ -38,6 +38,7 @@ func main() {
 			history.Call("replaceState", nil, "", hash)
 		}
 	}
+	app.OnDownload = download
 	listen(js.Global(), "hashchange", func(js.Value) {
 		r, hasText := ui.ParseRoute(location.Get("hash").String())
 		go app.Do(func() { app.ApplyRoute(r, hasText) })
@@ -97,6 +98,30 @@ func listen(target js.Value, event string, f func(js.Value)) {
 		f(args[0])
 		return nil
 	}))
+}
+
+// download hands data to the user as a file named name (a Blob behind a clicked link).
+func download(name string, data []byte) {
+	u8 := js.Global().Get("Uint8Array").New(len(data))
+	js.CopyBytesToJS(u8, data)
+	blob := js.Global().Get("Blob").New([]any{u8}, map[string]any{"type": "application/zip"})
+	url := js.Global().Get("URL").Call("createObjectURL", blob)
+	a := js.Global().Get("document").Call("createElement", "a")
+	a.Set("href", url)
+	a.Set("download", name)
+	a.Get("style").Set("display", "none")
+	body := js.Global().Get("document").Get("body")
+	body.Call("appendChild", a)
+	a.Call("click")
+	a.Call("remove")
+	// The browser has read the blob once the click's download started; free it a little later.
+	var revoke js.Func
+	revoke = js.FuncOf(func(js.Value, []js.Value) any {
+		js.Global().Get("URL").Call("revokeObjectURL", url)
+		revoke.Release()
+		return nil
+	})
+	js.Global().Call("setTimeout", revoke, 60000)
 }
 
 // fatal shows an error the page cannot recover from in place of the page.

@@ -138,3 +138,36 @@ func (e *workerEngine) Samples() ([]string, error) {
 	err := e.call(&r, "samples")
 	return r.Sentences, err
 }
+
+func (e *workerEngine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var info pipeline.FinetuneInfo
+	return &info, e.call(&info, "trainStart", string(b))
+}
+
+func (e *workerEngine) TrainStep() (*ui.TrainEvents, error) {
+	var r ui.TrainEvents
+	return &r, e.call(&r, "trainStep")
+}
+
+func (e *workerEngine) TrainStop() (*ui.TrainEvents, error) {
+	var r ui.TrainEvents
+	return &r, e.call(&r, "trainStop")
+}
+
+func (e *workerEngine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
+	var r pipeline.TaskPrediction
+	return &r, e.call(&r, "trainPredict", text)
+}
+
+func (e *workerEngine) TrainExport() (string, []byte, error) {
+	var r struct {
+		Name string `json:"name"`
+		Zip  []byte `json:"zip"`
+	}
+	err := e.call(&r, "trainExport")
+	return r.Name, r.Zip, err
+}

@@ -13,12 +13,21 @@
 //	bertlab.maskLab(text, seed, wholeWord) -> pipeline.MaskLabResult (BERT's 15% masking)
 //	bertlab.nspPairs(seed, n) -> {"pairs":[pipeline.NSPPair ...]} from tinydata web/pretrain.txt
 //	bertlab.samples() -> {"sentences":[...]} of tinydata web/pretrain.txt
+//	bertlab.trainStart(requestJSON) -> pipeline.FinetuneInfo (a new training-lab run, pipeline.FinetuneRequest)
+//	bertlab.trainStep() -> {"events":[train.Event ...], "done":bool}: the run's next step (or evaluation)
+//	bertlab.trainStop() -> {"events":[the EventDone]}: ends the run where it is
+//	bertlab.trainPredict(text) -> pipeline.TaskPrediction of the run's model
+//	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
+//
+// The page asks for one training step at a time, so that between steps the worker reads the
+// page's other messages (and the page can pause by not asking).
 //
 // Every function returns a JSON string; errors come back as {"error": "..."}.
 package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"syscall/js"
@@ -27,11 +36,13 @@ import (
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/train"
 )
 
 type engine struct {
 	model *bert.Model
 	tok   *tokenizer.Tokenizer
+	ft    *pipeline.Finetune // the training lab's run; nil before the first
 }
 
 func main() {
@@ -45,6 +56,11 @@ func main() {
 	api.Set("maskLab", jsFunc(e.maskLab))
 	api.Set("nspPairs", jsFunc(e.nspPairs))
 	api.Set("samples", jsFunc(e.samples))
+	api.Set("trainStart", jsFunc(e.trainStart))
+	api.Set("trainStep", jsFunc(e.trainStep))
+	api.Set("trainStop", jsFunc(e.trainStop))
+	api.Set("trainPredict", jsFunc(e.trainPredict))
+	api.Set("trainExport", jsFunc(e.trainExport))
 	js.Global().Set("bertlab", api)
 	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
@@ -267,4 +283,80 @@ func (e *engine) samples([]js.Value) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"sentences": s}, nil
+}
+
+// trainStart prepares a training-lab run on a copy of the loaded model (which the other views
+// keep using), replacing the previous run.
+func (e *engine) trainStart(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 1 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("trainStart: want (requestJSON)")
+	}
+	var req pipeline.FinetuneRequest
+	if err := json.Unmarshal([]byte(args[0].String()), &req); err != nil {
+		return nil, fmt.Errorf("trainStart: %w", err)
+	}
+	ft, err := pipeline.NewFinetune(e.model, e.tok, req)
+	if err != nil {
+		return nil, err
+	}
+	e.ft = ft
+	return ft.Info, nil
+}
+
+func (e *engine) run() error {
+	if e.ft == nil {
+		return fmt.Errorf("no training run: call bertlab.trainStart first")
+	}
+	return nil
+}
+
+type trainEvents struct {
+	Events []train.Event `json:"events"`
+	Done   bool          `json:"done"`
+}
+
+func (e *engine) trainStep([]js.Value) (any, error) {
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	evs, err := e.ft.Advance(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return trainEvents{Events: evs, Done: e.ft.Done()}, nil
+}
+
+func (e *engine) trainStop([]js.Value) (any, error) {
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	if e.ft.Done() {
+		return trainEvents{Done: true}, nil
+	}
+	return trainEvents{Events: []train.Event{e.ft.Stop()}, Done: true}, nil
+}
+
+func (e *engine) trainPredict(args []js.Value) (any, error) {
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	if len(args) < 1 || args[0].Type() != js.TypeString {
+		return nil, fmt.Errorf("trainPredict: want (text)")
+	}
+	return pipeline.PredictTask(e.ft.Tuner.Model, e.ft.Tok, args[0].String(), e.ft.MaxLen)
+}
+
+func (e *engine) trainExport([]js.Value) (any, error) {
+	if err := e.run(); err != nil {
+		return nil, err
+	}
+	name := "bertlab-" + e.ft.Info.Task
+	b, err := pipeline.TaskFolderZip(e.ft.Tuner.Model, e.ft.Tok, name)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"name": name + ".zip", "zip": b}, nil
 }

@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/bertlab/bertlab/core/train"
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/js"
+)
+
+// TrainView is the "Training lab": settings, Train / Pause / Stop, the live loss and test
+// metric curves (canvas, redrawn only when a new event came), then "try it" and the download.
+type TrainView struct {
+	App *App
+}
+
+func (c *TrainView) epochsText() string { return strconv.Itoa(c.App.Training.Epochs) }
+func (c *TrainView) lrText() string     { return strconv.FormatFloat(c.App.Training.LR, 'g', -1, 64) }
+func (c *TrainView) batchText() string  { return strconv.Itoa(c.App.Training.Batch) }
+
+func (c *TrainView) canTrain() bool {
+	l := &c.App.Training
+	return c.App.Loaded && (l.State == TrainIdle || l.State == TrainDone || l.State == TrainPaused)
+}
+
+func (c *TrainView) trainLabel() string {
+	switch c.App.Training.State {
+	case TrainPaused:
+		return "▶ Resume"
+	case TrainDone:
+		return "▶ Train again"
+	}
+	return "▶ Train"
+}
+
+func (c *TrainView) metricCaption() string {
+	return "test-set " + c.App.Training.MetricName() + " after each epoch"
+}
+
+// metricKeys are the evaluation's figures, "n" left out.
+func (c *TrainView) metricKeys() []string {
+	var keys []string
+	if len(c.App.Training.Evals) > 0 {
+		for k := range c.App.Training.Evals[0].Metrics {
+			if k != "n" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (c *TrainView) epochText(e float64) string { return strconv.FormatFloat(e, 'f', -1, 64) }
+
+func (c *TrainView) metricText(m train.Metrics, k string) string { return fmt.Sprintf("%.4f", m[k]) }
+
+func (c *TrainView) fullProb(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
+func (c *TrainView) probText(p float64) string { return fmt.Sprintf("%.1f%%", 100*p) }
+func (c *TrainView) barStyle(p float64) string {
+	return fmt.Sprintf("width: %.1f%%", 100*min(max(p, 0), 1))
+}
+
+func (c *TrainView) tagTitle(i int) string {
+	p := c.App.Training.Pred
+	return fmt.Sprintf("%s: %s with probability %.3f", p.Words[i], p.Tags[i], p.TagP[i])
+}
+
+// tryKey predicts on Enter.
+func (c *TrainView) tryKey(e vugu.DOMEvent) {
+	if e.PropString("key") == "Enter" {
+		e.PreventDefault()
+		c.App.TryTyped(e.PropString("target", "value"))
+		c.App.Try()
+	}
+}
+
+// Size of the curves, in CSS pixels, and their margins.
+const (
+	curveW, curveH             = 520, 220
+	curveL, curveR, curveT, cB = 48, 12, 10, 28
+)
+
+// plot prepares a curve canvas in holder for key: sized for the device's pixels, cleared,
+// with axes. It returns the context and false when the canvas already shows key.
+func plot(holder js.Value, key string, xmax, ymin, ymax float64, xlabel string) (js.Value, bool) {
+	canvas, drawn := canvasIn(holder, key)
+	if drawn {
+		return canvas, false
+	}
+	dpr := js.Global().Get("devicePixelRatio").Float()
+	if dpr < 1 {
+		dpr = 1
+	}
+	canvas.Set("width", int(curveW*dpr))
+	canvas.Set("height", int(curveH*dpr))
+	canvas.Get("style").Set("width", fmt.Sprintf("%dpx", curveW))
+	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", curveH))
+	ctx := canvas.Call("getContext", "2d")
+	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
+	ctx.Set("fillStyle", "#ffffff")
+	ctx.Call("fillRect", 0, 0, curveW, curveH)
+	pw, ph := float64(curveW-curveL-curveR), float64(curveH-curveT-cB)
+	ctx.Set("strokeStyle", "#e2e8f0")
+	ctx.Set("lineWidth", 1)
+	ctx.Set("font", `11px system-ui, sans-serif`)
+	ctx.Set("fillStyle", "#64748b")
+	ctx.Set("textAlign", "right")
+	ctx.Set("textBaseline", "middle")
+	for i := 0; i <= 4; i++ {
+		y := curveT + ph*float64(i)/4
+		ctx.Call("beginPath")
+		ctx.Call("moveTo", curveL, y)
+		ctx.Call("lineTo", curveL+pw, y)
+		ctx.Call("stroke")
+		ctx.Call("fillText", strconv.FormatFloat(ymax-(ymax-ymin)*float64(i)/4, 'g', 3, 64), curveL-6, y)
+	}
+	ctx.Set("textAlign", "center")
+	ctx.Set("textBaseline", "top")
+	for i := 0; i <= 4; i++ {
+		x := curveL + pw*float64(i)/4
+		v := xmax * float64(i) / 4
+		label := strconv.FormatFloat(v, 'g', 3, 64)
+		if xmax >= 8 {
+			label = strconv.Itoa(int(math.Round(v)))
+		}
+		ctx.Call("fillText", label, x, curveT+ph+4)
+	}
+	ctx.Call("fillText", xlabel, curveL+pw/2, curveT+ph+15)
+	ctx.Set("strokeStyle", "#94a3b8")
+	ctx.Call("strokeRect", curveL+0.5, curveT+0.5, pw, ph)
+	return ctx, true
+}
+
+// line draws ys against xs in the plot's coordinates.
+func line(ctx js.Value, xs, ys []float64, xmax, ymin, ymax float64, color string, width float64) {
+	pw, ph := float64(curveW-curveL-curveR), float64(curveH-curveT-cB)
+	ctx.Set("strokeStyle", color)
+	ctx.Set("lineWidth", width)
+	ctx.Call("beginPath")
+	for i := range xs {
+		x := curveL + pw*xs[i]/xmax
+		y := curveT + ph*(1-min(max((ys[i]-ymin)/(ymax-ymin), 0), 1))
+		if i == 0 {
+			ctx.Call("moveTo", x, y)
+		} else {
+			ctx.Call("lineTo", x, y)
+		}
+	}
+	ctx.Call("stroke")
+}
+
+// drawLoss draws the loss of every step and its moving average, unless already drawn.
+func (c *TrainView) drawLoss(holder js.Value) {
+	l := &c.App.Training
+	total := 1.0
+	if l.Info != nil {
+		total = float64(max(l.Info.TotalSteps, 1))
+	}
+	// The axis spans the losses seen (a loss that moves little still shows its trend).
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for _, ev := range l.Steps {
+		if !math.IsNaN(ev.Loss) && !math.IsInf(ev.Loss, 0) {
+			ymin, ymax = min(ymin, ev.Loss), max(ymax, ev.Loss)
+		}
+	}
+	if ymin > ymax {
+		ymin, ymax = 0, 1
+	}
+	pad := max((ymax-ymin)*0.1, 0.01)
+	ymin, ymax = max(ymin-pad, 0), ymax+pad
+	ctx, ok := plot(holder, fmt.Sprintf("loss/%d/%d", l.run, l.gen), total, ymin, ymax, "optimizer step")
+	if !ok || len(l.Steps) == 0 {
+		return
+	}
+	xs, ys, sm := make([]float64, len(l.Steps)), make([]float64, len(l.Steps)), make([]float64, len(l.Steps))
+	vals := make([]any, len(l.Steps))
+	ema := l.Steps[0].Loss
+	for i, ev := range l.Steps {
+		xs[i], ys[i] = float64(ev.Step), ev.Loss
+		ema = 0.8*ema + 0.2*ev.Loss
+		sm[i] = ema
+		vals[i] = ev.Loss
+	}
+	line(ctx, xs, ys, total, ymin, ymax, "#93c5fd", 1)
+	line(ctx, xs, sm, total, ymin, ymax, "#1d4ed8", 2)
+	ctx.Get("canvas").Set("bertlabLosses", vals) // for tests
+}
+
+// drawMetric draws the test-set main metric after each epoch, on a 0 to 1 scale.
+func (c *TrainView) drawMetric(holder js.Value) {
+	l := &c.App.Training
+	epochs := float64(max(l.Epochs, 1))
+	if l.Info != nil && l.Info.StepsPerEpoch > 0 {
+		epochs = math.Ceil(float64(l.Info.TotalSteps) / float64(l.Info.StepsPerEpoch))
+	}
+	ctx, ok := plot(holder, fmt.Sprintf("metric/%d/%d", l.run, len(l.Evals)), epochs, 0, 1, "epoch")
+	if !ok || len(l.Evals) == 0 {
+		return
+	}
+	name := l.MetricName()
+	xs, ys := []float64{}, []float64{}
+	vals := make([]any, 0, len(l.Evals))
+	for _, ev := range l.Evals {
+		xs, ys = append(xs, ev.Epoch), append(ys, ev.Metrics[name])
+		vals = append(vals, ev.Metrics[name])
+	}
+	line(ctx, xs, ys, epochs, 0, 1, "#059669", 2)
+	pw, ph := float64(curveW-curveL-curveR), float64(curveH-curveT-cB)
+	ctx.Set("fillStyle", "#059669")
+	for i := range xs {
+		ctx.Call("beginPath")
+		ctx.Call("arc", curveL+pw*xs[i]/epochs, curveT+ph*(1-ys[i]), 3.5, 0, 2*math.Pi)
+		ctx.Call("fill")
+	}
+	ctx.Get("canvas").Set("bertlabMetrics", vals)
+}

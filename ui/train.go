@@ -1,0 +1,333 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/train"
+)
+
+// The training lab's defaults: a few epochs at a rate small models learn at.
+const (
+	DefaultTask   = pipeline.TaskSentiment
+	DefaultEpochs = 3
+	DefaultLR     = 1e-4
+	DefaultBatch  = 16
+)
+
+// States of a training-lab run (TrainLab.State, the view's data-state).
+const (
+	TrainIdle     = "idle"
+	TrainRunning  = "running"
+	TrainPaused   = "paused"
+	TrainStopping = "stopping"
+	TrainDone     = "done"
+)
+
+// TrainTasks are the tasks the lab offers, with their titles.
+var TrainTasks = []struct{ ID, Title string }{
+	{pipeline.TaskSentiment, "Sentiment (positive / negative)"},
+	{pipeline.TaskPOS, "Part of speech (tag each word)"},
+}
+
+// TrainLab is the training lab's state: the settings (in the URL), the run the engine's worker
+// does one step at a time at the page's request, and the "try it" answer.
+type TrainLab struct {
+	Task   string
+	Epochs int
+	LR     float64
+	Batch  int
+
+	State string
+	Info  *pipeline.FinetuneInfo
+	Steps []train.Event // every optimizer step, in order
+	Evals []train.Event // the test-set evaluation after every epoch
+	Final *train.Event  // the end of the run
+	Err   string
+	gen   int // bumped with every new event: the curves redraw when it changes
+	run   int // bumped by every Start: answers for an older run are dropped
+	loop  int // bumped whenever a stepping loop starts or must stop
+	// Stepping is true while a step asked of the engine has not been answered (a paused run's
+	// last step may still land).
+	Stepping bool
+
+	TryText string
+	Pred    *pipeline.TaskPrediction
+	tryReq  int
+	// Downloaded counts the archives handed out (tests read it).
+	Downloaded int
+}
+
+func (l *TrainLab) setSettings(r Route) {
+	l.Task, l.Epochs, l.LR, l.Batch = r.Task, r.Epochs, r.LR, r.Batch
+	if l.Task != pipeline.TaskSentiment && l.Task != pipeline.TaskPOS {
+		l.Task = DefaultTask
+	}
+	if l.Epochs <= 0 {
+		l.Epochs = DefaultEpochs
+	}
+	if l.LR <= 0 {
+		l.LR = DefaultLR
+	}
+	if l.Batch <= 0 {
+		l.Batch = DefaultBatch
+	}
+	l.Epochs, l.Batch = min(l.Epochs, 50), min(l.Batch, 256)
+	if l.State == "" {
+		l.State = TrainIdle
+	}
+}
+
+// SteppingAttr is Stepping for the data-stepping attribute that tests wait on.
+func (l *TrainLab) SteppingAttr() string {
+	if l.Stepping {
+		return "1"
+	}
+	return "0"
+}
+
+// Busy reports whether a run is under way (running, paused or stopping).
+func (l *TrainLab) Busy() bool {
+	return l.State == TrainRunning || l.State == TrainPaused || l.State == TrainStopping
+}
+
+// SetTrainTask, SetEpochs, SetLR and SetBatch take the settings from the form; a run under
+// way keeps the settings it started with.
+func (a *App) SetTrainTask(task string) {
+	a.Training.Task = task
+	a.Training.setSettings(a.route())
+	a.writeRoute()
+}
+
+func (a *App) SetEpochs(s string) {
+	fmt.Sscan(strings.TrimSpace(s), &a.Training.Epochs)
+	a.Training.setSettings(a.route())
+	a.writeRoute()
+}
+
+func (a *App) SetLR(s string) {
+	var lr float64
+	if _, err := fmt.Sscan(strings.TrimSpace(s), &lr); err == nil && lr > 0 && lr < 1 {
+		a.Training.LR = lr
+	}
+	a.writeRoute()
+}
+
+func (a *App) SetBatch(s string) {
+	fmt.Sscan(strings.TrimSpace(s), &a.Training.Batch)
+	a.Training.setSettings(a.route())
+	a.writeRoute()
+}
+
+// TrainStart starts a new run with the form's settings; on a paused run it resumes.
+func (a *App) TrainStart() {
+	l := &a.Training
+	if l.State == TrainPaused {
+		l.State = TrainRunning
+		a.trainLoop()
+		return
+	}
+	if l.Busy() || !a.Loaded {
+		return
+	}
+	l.run++
+	run := l.run
+	l.State, l.Info, l.Steps, l.Evals, l.Final, l.Err, l.Pred = TrainRunning, nil, nil, nil, nil, "", nil
+	l.gen++
+	req := pipeline.FinetuneRequest{Task: l.Task, Epochs: l.Epochs, LR: l.LR, BatchSize: l.Batch, Seed: 1}
+	a.spawn(func() {
+		info, err := a.Eng.TrainStart(req)
+		a.Do(func() {
+			if run != l.run {
+				return
+			}
+			if err != nil {
+				l.State, l.Err = TrainIdle, err.Error()
+				return
+			}
+			l.Info = info
+			l.gen++
+			if l.State == TrainRunning {
+				a.trainLoop()
+			}
+		})
+	})
+}
+
+// trainLoop asks the engine for one step after another while the run is running. Called with
+// the render lock held; the loop takes it only to store each answer, so the page handles
+// clicks between steps, and the worker reads other requests between them.
+func (a *App) trainLoop() {
+	l := &a.Training
+	l.loop++
+	run, loop := l.run, l.loop
+	going := func() (ok bool) {
+		a.Do(func() { ok = l.run == run && l.loop == loop && l.State == TrainRunning && l.Info != nil })
+		return ok
+	}
+	a.spawn(func() {
+		for going() {
+			a.Do(func() { l.Stepping = true })
+			res, err := a.Eng.TrainStep()
+			a.Do(func() {
+				l.Stepping = false
+				if l.run != run {
+					return
+				}
+				if err != nil {
+					l.State, l.Err = TrainDone, err.Error()
+					return
+				}
+				l.add(res)
+			})
+		}
+	})
+}
+
+func (l *TrainLab) add(res *TrainEvents) {
+	for _, ev := range res.Events {
+		switch ev.Kind {
+		case train.EventStep:
+			l.Steps = append(l.Steps, ev)
+		case train.EventEval:
+			l.Evals = append(l.Evals, ev)
+		case train.EventDone:
+			l.Final = &ev
+		}
+	}
+	if res.Done {
+		l.State = TrainDone
+	}
+	l.gen++
+}
+
+// TrainPause stops asking for steps; Train resumes.
+func (a *App) TrainPause() {
+	if a.Training.State == TrainRunning {
+		a.Training.State = TrainPaused
+		a.Training.loop++
+	}
+}
+
+// TrainStop ends the run where it is: the model keeps its last weights.
+func (a *App) TrainStop() {
+	l := &a.Training
+	if l.State != TrainRunning && l.State != TrainPaused {
+		return
+	}
+	l.State = TrainStopping
+	l.loop++
+	run := l.run
+	a.spawn(func() {
+		res, err := a.Eng.TrainStop()
+		a.Do(func() {
+			if run != l.run {
+				return
+			}
+			if err != nil {
+				l.State, l.Err = TrainDone, err.Error()
+				return
+			}
+			l.add(res)
+			l.State = TrainDone
+		})
+	})
+}
+
+// CanTry reports whether the run has a model to try and download.
+func (l *TrainLab) CanTry() bool {
+	return l.Info != nil && (l.State == TrainDone || l.State == TrainPaused)
+}
+
+// TryTyped takes the "try it" box's value.
+func (a *App) TryTyped(s string) { a.Training.TryText = s }
+
+// Try runs the fine-tuned model on the "try it" text.
+func (a *App) Try() {
+	l := &a.Training
+	if !l.CanTry() || strings.TrimSpace(l.TryText) == "" {
+		return
+	}
+	l.tryReq++
+	n, run, text := l.tryReq, l.run, l.TryText
+	a.busy++
+	a.spawn(func() {
+		defer a.Do(func() { a.busy-- })
+		p, err := a.Eng.TrainPredict(text)
+		a.Do(func() {
+			if n != l.tryReq || run != l.run {
+				return
+			}
+			if err != nil {
+				l.Err = err.Error()
+				return
+			}
+			l.Pred = p
+		})
+	})
+}
+
+// Download hands the fine-tuned model to the user as a zip of its HF folder.
+func (a *App) Download() {
+	l := &a.Training
+	if !l.CanTry() {
+		return
+	}
+	a.busy++
+	a.spawn(func() {
+		defer a.Do(func() { a.busy-- })
+		name, zip, err := a.Eng.TrainExport()
+		a.Do(func() {
+			if err != nil {
+				l.Err = err.Error()
+				return
+			}
+			if a.OnDownload != nil {
+				a.OnDownload(name, zip)
+			}
+			l.Downloaded++
+		})
+	})
+}
+
+// LastLoss is the loss of the latest step (NaN before any).
+func (l *TrainLab) LastLoss() float64 {
+	if len(l.Steps) == 0 {
+		return math.NaN()
+	}
+	return l.Steps[len(l.Steps)-1].Loss
+}
+
+// Progress describes the run in one line.
+func (l *TrainLab) Progress() string {
+	switch {
+	case l.Info == nil && l.State == TrainRunning:
+		return "preparing the data…"
+	case l.Info == nil:
+		return "Choose a task and press Train."
+	}
+	s := fmt.Sprintf("step %d of %d", len(l.Steps), l.Info.TotalSteps)
+	if n := len(l.Steps); n > 0 {
+		ev := l.Steps[n-1]
+		s += fmt.Sprintf(" · epoch %.2f · loss %.4f · lr %.2e · %.0f tokens/s", ev.Epoch, ev.Loss, ev.LR, ev.TokensPerSec)
+	}
+	switch l.State {
+	case TrainPaused:
+		s += " · paused"
+	case TrainStopping:
+		s += " · stopping"
+	case TrainDone:
+		s += " · done"
+	}
+	return s
+}
+
+// MetricName is the test-set metric the accuracy curve shows.
+func (l *TrainLab) MetricName() string {
+	if l.Info != nil && l.Info.MainMetric != "" {
+		return l.Info.MainMetric
+	}
+	return "accuracy"
+}

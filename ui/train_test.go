@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/train"
+	"github.com/vugu/vugu"
+	"github.com/vugu/vugu/staticrender"
+)
+
+// The training lab's engine functions, natively, as wasm/engine answers them.
+
+func (e *nativeEngine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {
+	ft, err := pipeline.NewFinetune(e.m, e.tok, req)
+	if err != nil {
+		return nil, err
+	}
+	e.ft = ft
+	return &ft.Info, nil
+}
+
+func (e *nativeEngine) TrainStep() (*TrainEvents, error) {
+	if e.ft == nil {
+		return nil, fmt.Errorf("no run")
+	}
+	evs, err := e.ft.Advance(context.Background())
+	return &TrainEvents{Events: evs, Done: e.ft.Done()}, err
+}
+
+func (e *nativeEngine) TrainStop() (*TrainEvents, error) {
+	if e.ft == nil {
+		return nil, fmt.Errorf("no run")
+	}
+	return &TrainEvents{Events: []train.Event{e.ft.Stop()}, Done: true}, nil
+}
+
+func (e *nativeEngine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
+	return pipeline.PredictTask(e.ft.Tuner.Model, e.ft.Tok, text, e.ft.MaxLen)
+}
+
+func (e *nativeEngine) TrainExport() (string, []byte, error) {
+	b, err := pipeline.TaskFolderZip(e.ft.Tuner.Model, e.ft.Tok, "bertlab-"+e.ft.Info.Task)
+	return "bertlab-" + e.ft.Info.Task + ".zip", b, err
+}
+
+func TestTrainRouteRoundTrip(t *testing.T) {
+	r := Route{View: ViewTrain, Text: "a b", Task: pipeline.TaskPOS, Epochs: 4, LR: 3e-5, Batch: 8}
+	got, ok := ParseRoute(r.Hash())
+	if !ok || got.View != ViewTrain || got.Task != r.Task || got.Epochs != 4 || got.LR != 3e-5 || got.Batch != 8 || got.Text != "a b" {
+		t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
+	}
+	if got, _ := ParseRoute("#train?lr=7&epochs=-2&bs=x"); got.LR != 0 || got.Epochs != 0 || got.Batch != 0 {
+		t.Errorf("bad settings kept: %+v", got)
+	}
+}
+
+// TestTrainLab runs the training lab without a browser: the route carries the settings, a
+// run goes to its end (inline: no event loop here), then "try it" and the download.
+func TestTrainLab(t *testing.T) {
+	eng := newNativeEngine(t)
+	var hash string
+	a := &App{Eng: eng, OnRoute: func(h string) { hash = h }}
+	a.Start(ParseRoute("#train?text=x&task=pos&epochs=1&lr=0.001&bs=128"))
+	if a.View != ViewTrain || a.Training.Task != pipeline.TaskPOS || a.Training.Epochs != 1 || a.Training.LR != 1e-3 || a.Training.Batch != 128 {
+		t.Fatalf("route: view %q, %+v", a.View, a.Training)
+	}
+	if !strings.Contains(hash, "task=pos&epochs=1&lr=0.001&bs=128") {
+		t.Errorf("hash %q", hash)
+	}
+	a.SetTrainTask(pipeline.TaskSentiment)
+	a.SetBatch("100")
+	if !strings.HasSuffix(hash, "#train?text=x&task=sentiment&epochs=1&lr=0.001&bs=100") {
+		t.Errorf("hash after the form: %q", hash)
+	}
+	a.TrainStart()
+	l := &a.Training
+	if l.Err != "" || l.State != TrainDone || l.Info == nil {
+		t.Fatalf("run: state %s, err %q", l.State, l.Err)
+	}
+	if len(l.Steps) != l.Info.TotalSteps || l.Info.TotalSteps != 3 || len(l.Evals) != 1 || l.Final == nil {
+		t.Fatalf("%d steps of %d, %d evaluations, final %v", len(l.Steps), l.Info.TotalSteps, len(l.Evals), l.Final)
+	}
+	for _, ev := range l.Steps {
+		if math.IsNaN(ev.Loss) || ev.Loss <= 0 {
+			t.Errorf("step %d loss %v", ev.Step, ev.Loss)
+		}
+	}
+	a.TryTyped("a wonderful film")
+	a.Try()
+	if l.Pred == nil || len(l.Pred.Probs) != 2 {
+		t.Fatalf("try it: %+v (err %q)", l.Pred, l.Err)
+	}
+	var got []byte
+	a.OnDownload = func(name string, b []byte) { got = b }
+	a.Download()
+	if len(got) == 0 || l.Downloaded != 1 {
+		t.Fatalf("download: %d bytes", len(got))
+	}
+
+	var buf bytes.Buffer
+	env, err := vugu.NewBuildEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := staticrender.New(&buf).Render(env.RunBuild(&Root{App: a})); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	for _, want := range []string{`data-view="train"`, `data-state="done"`, `data-role="loss-curve"`, `data-label="positive"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("static render lacks %s", want)
+		}
+	}
+}
