@@ -18,18 +18,7 @@ import (
 const fixture = "../../../core/bert/testdata/bert-tiny-random"
 
 func TestEngineInNodeMatchesNative(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is needed to run the WebAssembly engine (apt-get install -y nodejs)")
-	}
-	dir := t.TempDir()
-	wasm := filepath.Join(dir, "engine.wasm")
-	build := exec.Command("go", "build", "-o", wasm, "..")
-	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the engine: %v\n%s", err, out)
-	}
-	wasmExec := filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js")
+	node, wasm, wasmExec := buildEngine(t)
 	text := "no [MASK] happiness [MASK] sound"
 	out, err := exec.Command(node, "run_engine.mjs", wasmExec, wasm, fixture, text).CombinedOutput()
 	if err != nil {
@@ -139,4 +128,21 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// buildEngine builds the engine for GOOS=js into the test's temporary folder and returns the
+// paths of node, the engine wasm and Go's wasm_exec.js.
+func buildEngine(t *testing.T) (node, wasm, wasmExec string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is needed to run the WebAssembly engine (apt-get install -y nodejs)")
+	}
+	wasm = filepath.Join(t.TempDir(), "engine.wasm")
+	build := exec.Command("go", "build", "-o", wasm, "..")
+	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the engine: %v\n%s", err, out)
+	}
+	return node, wasm, filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js")
 }

@@ -6,10 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -21,21 +18,10 @@ import (
 // TestTrainingInNodeMatchesNative runs a short training-lab run in the engine wasm under Node
 // and the same run natively: the same steps, losses and prediction.
 func TestTrainingInNodeMatchesNative(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is needed to run the WebAssembly engine (apt-get install -y nodejs)")
-	}
-	dir := t.TempDir()
-	wasm := filepath.Join(dir, "engine.wasm")
-	build := exec.Command("go", "build", "-o", wasm, "..")
-	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the engine: %v\n%s", err, out)
-	}
+	node, wasm, wasmExec := buildEngine(t)
 	req := pipeline.FinetuneRequest{Task: pipeline.TaskPOS, Epochs: 2, LR: 1e-3, BatchSize: 8, Seed: 1, MaxLen: 48, MaxTrain: 16}
 	rb, _ := json.Marshal(req)
 	text := "The cat sat on the mat ."
-	wasmExec := filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js")
 	out, err := exec.Command(node, "run_train.mjs", wasmExec, wasm, fixture, string(rb), text).CombinedOutput()
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
