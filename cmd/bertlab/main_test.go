@@ -31,18 +31,30 @@ func TestDumpMatchesFixture(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	t.Log(stdout)
-	got, err := checkpoint.Open(outPath)
+	matchSafetensors(t, outPath, filepath.Join(fixture, "outputs.safetensors"), func(name string) (float64, float64) {
+		if strings.Contains(name, "logits") || strings.Contains(name, "loss") {
+			return 1e-4, 1e-4
+		}
+		return 1e-5, 1e-4
+	})
+}
+
+// matchSafetensors checks that the file at gotPath holds every tensor of wantPath, with the same
+// shape and values within tol(name) = (atol, rtol), and no other tensors; it returns got's names.
+func matchSafetensors(t *testing.T, gotPath, wantPath string, tol func(name string) (atol, rtol float64)) []string {
+	t.Helper()
+	got, err := checkpoint.Open(gotPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer got.Close()
-	want, err := checkpoint.Open(filepath.Join(fixture, "outputs.safetensors"))
+	want, err := checkpoint.Open(wantPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer want.Close()
 	if len(got.Names()) != len(want.Names()) {
-		t.Errorf("dump wrote %d tensors, fixture has %d: %v", len(got.Names()), len(want.Names()), got.Names())
+		t.Errorf("%s has %d tensors, %s has %d: %v", gotPath, len(got.Names()), wantPath, len(want.Names()), got.Names())
 	}
 	for _, name := range want.Names() {
 		w, wshape, err := want.Float32(name)
@@ -58,14 +70,12 @@ func TestDumpMatchesFixture(t *testing.T) {
 			t.Errorf("%s: shape %v, want %v", name, gshape, wshape)
 			continue
 		}
-		atol := 1e-5
-		if strings.Contains(name, "logits") || strings.Contains(name, "loss") {
-			atol = 1e-4
-		}
-		if err := approx.Check(name, g, w, atol, 1e-4); err != nil {
+		atol, rtol := tol(name)
+		if err := approx.Check(name, g, w, atol, rtol); err != nil {
 			t.Error(err)
 		}
 	}
+	return got.Names()
 }
 
 func TestInfoPresetParameterCounts(t *testing.T) {
