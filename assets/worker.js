@@ -6,6 +6,7 @@
 // Requests run one at a time, in the order they came. fn is one of:
 //   models                 -> the text of models/index.json
 //   loadURL(base, files)   -> fetches the model files under base and calls bertlab.load
+//   loadFiles({name: File}) -> reads the user's files (File or Uint8Array) and calls bertlab.load
 //   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/main.go)
 importScripts('wasm_exec.js');
 
@@ -41,6 +42,14 @@ async function loadURL(base, files) {
   return self.bertlab.load(arg);
 }
 
+async function loadFiles(files) {
+  const arg = {};
+  await Promise.all(Object.entries(files).filter(([f]) => f in loadFields).map(async ([f, v]) => {
+    arg[loadFields[f]] = v instanceof Uint8Array ? v : new Uint8Array(await v.arrayBuffer());
+  }));
+  return self.bertlab.load(arg);
+}
+
 async function handle({ id, fn, args = [] }) {
   const t0 = performance.now();
   let result;
@@ -52,6 +61,8 @@ async function handle({ id, fn, args = [] }) {
       result = await resp.text();
     } else if (fn === 'loadURL') {
       result = await loadURL(...args);
+    } else if (fn === 'loadFiles') {
+      result = await loadFiles(...args);
     } else if (typeof self.bertlab[fn] === 'function') {
       result = self.bertlab[fn](...args);
     } else {

@@ -46,11 +46,17 @@ type App struct {
 	TopK  int
 	Layer int // attention view: the selected layer and head
 	Head  int
+	// HideSpecial hides the [CLS] and [SEP] rows and columns of the attention maps.
+	HideSpecial bool
 
 	Index  *ModelIndex
 	Model  ModelRef
 	Info   *ModelInfo
 	Loaded bool
+	// Models view: loading the user's own folder (models.go).
+	Loading bool
+	LoadErr string
+	LoadMsg string
 
 	Tok        *Tokens
 	Words      []Word
@@ -188,12 +194,13 @@ func (a *App) ApplyRoute(r Route, hasText bool) {
 
 func (a *App) setRoute(r Route) {
 	a.View, a.Text, a.Draft, a.Masks, a.Layer, a.Head = r.View, r.Text, r.Text, r.Masks, r.Layer, r.Head
+	a.HideSpecial = r.HideSpecial
 	a.Token, a.StepI, a.Seed, a.WholeWord, a.Sample = r.Token, r.Step, r.Seed, r.WholeWord, r.Sample
 	a.Training.setSettings(r)
 }
 
 func (a *App) route() Route {
-	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head,
+	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head, HideSpecial: a.HideSpecial,
 		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample,
 		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch}
 }
@@ -307,6 +314,12 @@ func (a *App) SelectHead(layer, head int) {
 	}
 	a.Layer = min(max(layer, 0), len(a.Att)-1)
 	a.Head = min(max(head, 0), a.Att[0].NumHeads-1)
+	a.writeRoute()
+}
+
+// SetHideSpecial shows or hides [CLS] and [SEP] in the attention maps.
+func (a *App) SetHideSpecial(hide bool) {
+	a.HideSpecial = hide
 	a.writeRoute()
 }
 

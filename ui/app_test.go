@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -46,6 +47,10 @@ func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
 	info := &ModelInfo{Parameters: e.m.NumParams()}
 	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = e.m.Config.NumHiddenLayers, e.m.Config.NumAttentionHeads
 	return info, nil
+}
+
+func (e *nativeEngine) LoadFiles(files []LocalFile) (*ModelInfo, error) {
+	return nil, errors.New("model.safetensors: not a safetensors file")
 }
 
 func (e *nativeEngine) Tokenize(text string) (*Tokens, error) {
@@ -169,13 +174,15 @@ func TestRouteRoundTrip(t *testing.T) {
 	for _, r := range []Route{
 		{View: ViewMask, Text: "Hello, world & more+plus 100%", Masks: []int{0, 2}},
 		{View: ViewAttention, Text: "é ü 中文", Layer: 3, Head: 7},
+		{View: ViewAttention, Text: "a", Layer: 1, HideSpecial: true},
+		{View: ViewModels, Text: "b"},
 		{View: ViewMask, Text: ""},
 		{View: ViewSteps, Text: "a b", Layer: 2, Token: 3, Step: 4},
 		{View: ViewMasking, Text: "x", Seed: 9, WholeWord: true, Sample: 12},
 	} {
 		got, ok := ParseRoute(r.Hash())
 		if !ok || got.View != r.View || got.Text != r.Text || !slices.Equal(got.Masks, r.Masks) || got.Layer != r.Layer || got.Head != r.Head ||
-			got.Token != r.Token || got.Step != r.Step || got.Seed != r.Seed || got.WholeWord != r.WholeWord || got.Sample != r.Sample {
+			got.Token != r.Token || got.Step != r.Step || got.Seed != r.Seed || got.WholeWord != r.WholeWord || got.Sample != r.Sample || got.HideSpecial != r.HideSpecial {
 			t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
 		}
 	}

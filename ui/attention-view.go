@@ -27,9 +27,11 @@ func (c *AttentionView) hover(e vugu.DOMEvent) {
 		return
 	}
 	x, y := int(e.PropFloat64("offsetX"))-c.margin, int(e.PropFloat64("offsetY"))-c.margin
-	S := len(c.head())
+	idx := c.shown(c.App.Layer)
+	S := len(idx)
 	if x >= 0 && y >= 0 && x/c.cell < S && y/c.cell < S {
-		c.hovering, c.hoverI, c.hoverJ = true, y/c.cell, x/c.cell
+		// Rows and columns keep their numbers in the full matrix when some are hidden.
+		c.hovering, c.hoverI, c.hoverJ = true, idx[y/c.cell], idx[x/c.cell]
 	}
 }
 
@@ -74,7 +76,82 @@ func (c *AttentionView) head() [][]float32 {
 }
 
 func (c *AttentionView) legend() string {
-	return fmt.Sprintf("rows: the token that attends (query) · columns: the token attended to (key) · shade: √probability, from 0 to 1 · largest in this head %.3f", maxOf(c.head()))
+	return fmt.Sprintf("rows: the token that attends (query) · columns: the token attended to (key) · shade: √probability, from 0 to 1 · largest in this head %.3f", maxOf(c.shownHead(c.App.Layer, c.App.Head)))
+}
+
+// shown is the token positions of layer l's maps that are drawn: all of them, or all but
+// [CLS] and [SEP] when the user hides those.
+func (c *AttentionView) shown(l int) []int {
+	tokens := c.App.Att[l].Tokens
+	idx := make([]int, 0, len(tokens))
+	for i, t := range tokens {
+		if c.App.HideSpecial && (t == "[CLS]" || t == "[SEP]") {
+			continue
+		}
+		idx = append(idx, i)
+	}
+	return idx
+}
+
+// shownHead is head h of layer l with only the shown rows and columns. Nothing is
+// renormalised: with [CLS] and [SEP] hidden a row sums to less than 1.
+func (c *AttentionView) shownHead(l, h int) [][]float32 {
+	m := c.App.Att[l].Attentions[h]
+	if !c.App.HideSpecial {
+		return m
+	}
+	idx := c.shown(l)
+	out := make([][]float32, len(idx))
+	for a, i := range idx {
+		out[a] = make([]float32, len(idx))
+		for b, j := range idx {
+			out[a][b] = m[i][j]
+		}
+	}
+	return out
+}
+
+func (c *AttentionView) drawKey(l, h int) string {
+	return fmt.Sprintf("%d/%d/%d/%t", c.App.attGen, l, h, c.App.HideSpecial)
+}
+
+// exportPNG downloads the large heatmap, as drawn, as a PNG file.
+func (c *AttentionView) exportPNG() {
+	canvas := js.Global().Get("document").Call("querySelector", ".heatmap canvas")
+	if canvas.IsUndefined() || canvas.IsNull() {
+		return
+	}
+	name := fmt.Sprintf("bertlab-attention-layer%d-head%d.png", c.App.Layer, c.App.Head)
+	var done js.Func
+	done = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		defer done.Release()
+		// A panic in a browser callback would end the page's program.
+		defer func() {
+			if r := recover(); r != nil {
+				js.Global().Get("console").Call("error", fmt.Sprint("export PNG: ", r))
+			}
+		}()
+		if len(args) == 0 || args[0].IsNull() {
+			return nil
+		}
+		doc := js.Global().Get("document")
+		// One link, reused: it keeps the last export's blob URL (tests read it back).
+		a := doc.Call("querySelector", "a[data-role=\"export-link\"]")
+		if a.IsNull() {
+			a = doc.Call("createElement", "a")
+			a.Call("setAttribute", "data-role", "export-link")
+			a.Get("style").Set("display", "none")
+			doc.Get("body").Call("appendChild", a)
+		} else if old := a.Get("href").String(); old != "" {
+			js.Global().Get("URL").Call("revokeObjectURL", old)
+		}
+		// A string: vugu's js.Value cannot be passed to Set.
+		a.Set("href", js.Global().Get("URL").Call("createObjectURL", args[0]).String())
+		a.Set("download", name)
+		a.Call("click")
+		return nil
+	})
+	canvas.Call("toBlob", done, "image/png")
 }
 
 // canvasIn returns the canvas that holder (an element with no children in the template)
@@ -97,11 +174,11 @@ func canvasIn(holder js.Value, key string) (canvas js.Value, drawn bool) {
 // drawThumb draws head h of layer l, one pixel per query-key pair, unless its canvas already
 // shows it (vugu calls this on every render).
 func (c *AttentionView) drawThumb(holder js.Value, l, h int) {
-	canvas, drawn := canvasIn(holder, fmt.Sprintf("%d/%d/%d", c.App.attGen, l, h))
+	canvas, drawn := canvasIn(holder, c.drawKey(l, h))
 	if drawn {
 		return
 	}
-	m := c.App.Att[l].Attentions[h]
+	m := c.shownHead(l, h)
 	S := len(m)
 	canvas.Set("width", S)
 	canvas.Set("height", S)
@@ -119,12 +196,15 @@ const (
 
 // drawBig draws the selected head with token labels: queries down the left, keys along the top.
 func (c *AttentionView) drawBig(holder js.Value) {
-	canvas, drawn := canvasIn(holder, fmt.Sprintf("%d/%d/%d", c.App.attGen, c.App.Layer, c.App.Head))
+	canvas, drawn := canvasIn(holder, c.drawKey(c.App.Layer, c.App.Head))
 	if drawn {
 		return
 	}
-	m := c.head()
-	tokens := c.App.Att[c.App.Layer].Tokens
+	m := c.shownHead(c.App.Layer, c.App.Head)
+	var tokens []string
+	for _, i := range c.shown(c.App.Layer) {
+		tokens = append(tokens, c.App.Att[c.App.Layer].Tokens[i])
+	}
 	S := len(m)
 	cell := min(max(bigMaxSide/max(S, 1), bigMinCell), bigMaxCell)
 	// Label every token when the rows are tall enough for the font, else every few.
@@ -154,7 +234,9 @@ func (c *AttentionView) drawBig(holder js.Value) {
 	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", hgt))
 	ctx = canvas.Call("getContext", "2d")
 	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
-	ctx.Call("clearRect", 0, 0, w, hgt)
+	// White, not transparent: the exported PNG reads on any background.
+	ctx.Set("fillStyle", "#ffffff")
+	ctx.Call("fillRect", 0, 0, w, hgt)
 
 	// The matrix: one pixel per pair in an offscreen canvas, scaled up without smoothing.
 	off := js.Global().Get("document").Call("createElement", "canvas")

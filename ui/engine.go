@@ -17,6 +17,9 @@ type Engine interface {
 	Models() (*ModelIndex, error)
 	// Load loads the model folder at url (relative to the page), replacing the current model.
 	Load(m ModelRef) (*ModelInfo, error)
+	// LoadFiles loads a BERT folder the user picked (config.json, model.safetensors, vocab.txt,
+	// tokenizer_config.json), replacing the current model; a failed load keeps it.
+	LoadFiles(files []LocalFile) (*ModelInfo, error)
 	Tokenize(text string) (*Tokens, error)
 	FillMask(text string, topK int) (*pipeline.FillMaskResult, error)
 	// Attention returns every layer's attention probabilities, layer 0 first.
@@ -75,11 +78,14 @@ type ModelInfo struct {
 	Heads      []string `json:"heads"`
 	Notes      []string `json:"notes"`
 	Config     struct {
-		VocabSize             int `json:"vocab_size"`
-		HiddenSize            int `json:"hidden_size"`
-		NumHiddenLayers       int `json:"num_hidden_layers"`
-		NumAttentionHeads     int `json:"num_attention_heads"`
-		MaxPositionEmbeddings int `json:"max_position_embeddings"`
+		VocabSize             int    `json:"vocab_size"`
+		HiddenSize            int    `json:"hidden_size"`
+		NumHiddenLayers       int    `json:"num_hidden_layers"`
+		NumAttentionHeads     int    `json:"num_attention_heads"`
+		MaxPositionEmbeddings int    `json:"max_position_embeddings"`
+		IntermediateSize      int    `json:"intermediate_size"`
+		TypeVocabSize         int    `json:"type_vocab_size"`
+		HiddenAct             string `json:"hidden_act"`
 	} `json:"config"`
 }
 

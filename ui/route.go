@@ -15,6 +15,7 @@ const (
 	ViewSteps     = "steps"   // "Inside a layer"
 	ViewMasking   = "masking" // "Masking lab"
 	ViewTrain     = "train"   // "Training lab"
+	ViewModels    = "models"  // "Models"
 )
 
 // Route is the page state that the URL fragment carries, so that a view can be shared:
@@ -26,8 +27,10 @@ type Route struct {
 	Masks []int // word ids, ascending
 	Layer int   // attention and steps views
 	Head  int
-	Token int // steps view: the token position ([CLS] is 0) and the step shown
-	Step  int
+	// HideSpecial: the attention view hides [CLS] and [SEP] ("&special=0").
+	HideSpecial bool
+	Token       int // steps view: the token position ([CLS] is 0) and the step shown
+	Step        int
 	// Masking lab: the seed of the draws, whole-word masking, and the corpus sample shown
 	// (1-based sentence number of tinydata web/pretrain.txt; 0 for the sentence box).
 	Seed      int
@@ -50,7 +53,7 @@ func ParseRoute(hash string) (Route, bool) {
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
 	switch view {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
@@ -68,6 +71,7 @@ func ParseRoute(hash string) (Route, bool) {
 	r.Seed, _ = strconv.Atoi(q.Get("seed"))
 	r.Sample, _ = strconv.Atoi(q.Get("sample"))
 	r.WholeWord = q.Get("ww") == "1"
+	r.HideSpecial = q.Get("special") == "0"
 	r.Task = q.Get("task")
 	r.Epochs, _ = strconv.Atoi(q.Get("epochs"))
 	r.LR, _ = strconv.ParseFloat(q.Get("lr"), 64)
@@ -88,7 +92,7 @@ func (r Route) Hash() string {
 	var b strings.Builder
 	view := ViewMask
 	switch r.View {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels:
 		view = r.View
 	}
 	b.WriteString("#" + view + "?text=" + esc(r.Text))
@@ -102,6 +106,9 @@ func (r Route) Hash() string {
 	switch view {
 	case ViewAttention:
 		fmt.Fprintf(&b, "&layer=%d&head=%d", r.Layer, r.Head)
+		if r.HideSpecial {
+			b.WriteString("&special=0")
+		}
 	case ViewSteps:
 		fmt.Fprintf(&b, "&layer=%d&token=%d&step=%d", r.Layer, r.Token, r.Step)
 	case ViewMasking:

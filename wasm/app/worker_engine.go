@@ -95,6 +95,23 @@ func (e *workerEngine) Load(m ui.ModelRef) (*ui.ModelInfo, error) {
 	return &info, e.call(&info, "loadURL", "models/"+m.Path, files)
 }
 
+// LoadFiles hands the browser's File objects to the worker, which reads them itself: the
+// weights never pass through the page's memory.
+func (e *workerEngine) LoadFiles(files []ui.LocalFile) (*ui.ModelInfo, error) {
+	arg := js.Global().Get("Object").New()
+	for _, f := range files {
+		if f.Data != nil {
+			u8 := js.Global().Get("Uint8Array").New(len(f.Data))
+			js.CopyBytesToJS(u8, f.Data)
+			arg.Set(f.Name, u8)
+			continue
+		}
+		arg.Set(f.Name, js.Value(f.Handle))
+	}
+	var info ui.ModelInfo
+	return &info, e.call(&info, "loadFiles", arg)
+}
+
 func (e *workerEngine) Tokenize(text string) (*ui.Tokens, error) {
 	var t ui.Tokens
 	return &t, e.call(&t, "tokenize", text)

@@ -30,6 +30,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"syscall/js"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -128,12 +129,12 @@ func (e *engine) load(args []js.Value) (any, error) {
 	}
 	cfg, err := bert.ParseConfig(files["config"])
 	if err != nil {
-		return nil, err
+		return nil, named("config.json", err)
 	}
 	w := files["weights"]
 	m, rep, err := checkpoint.LoadModelReader(bytes.NewReader(w), int64(len(w)), checkpoint.WeightsFile, cfg)
 	if err != nil {
-		return nil, err
+		return nil, named(checkpoint.WeightsFile, err)
 	}
 	vocab, err := tokenizer.ReadVocab(bytes.NewReader(files["vocab"]))
 	if err != nil {
@@ -152,6 +153,14 @@ func (e *engine) load(args []js.Value) (any, error) {
 	// Replace the model only once the new one loaded: a failed load keeps the previous one working.
 	e.model, e.tok = m, tok
 	return map[string]any{"ok": true, "parameters": m.NumParams(), "heads": m.HeadNames(), "notes": rep.Notes, "config": cfg}, nil
+}
+
+// named makes sure an error of a load names the file it is about.
+func named(file string, err error) error {
+	if strings.Contains(err.Error(), file) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", file, err)
 }
 
 func (e *engine) ready() error {

@@ -1,0 +1,187 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/vugu/vugu/js"
+)
+
+// MaxBrowserWeights is the largest model, in bytes of float32 weights, that the page offers to
+// load. A WebAssembly module addresses at most 4 GiB, and a load holds the weights twice for a
+// while (the file's bytes copied into the engine, and the model's tensors built from them), so
+// 1.5 GB of weights is the most that fits with room for activations; BERT-large (1.3 GB) loads,
+// anything bigger is refused before a byte is read.
+const MaxBrowserWeights = 1.5e9
+
+// Files of a HuggingFace BERT folder that the engine reads; the first three are needed.
+var modelFileNames = []string{"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json"}
+
+// LocalFile is a file the user picked or dropped.
+type LocalFile struct {
+	Name string // the base name
+	// Path is the path inside a picked folder (webkitRelativePath), "" for single files.
+	Path string
+	Size int64
+	// Handle is the browser's File object; zero outside the browser.
+	Handle js.Value
+	// Data holds the contents when they are already read (tests without a browser).
+	Data []byte
+}
+
+// PickModelFiles keeps the files of files that a BERT folder needs, by name (a folder picked
+// whole brings its other files too), and reports what is missing.
+func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
+	var picked []LocalFile
+	have := map[string]bool{}
+	for _, f := range files {
+		name := path.Base(strings.ReplaceAll(f.Name, "\\", "/"))
+		for _, want := range modelFileNames {
+			if name == want && !have[name] {
+				have[name] = true
+				f.Name = name
+				picked = append(picked, f)
+			}
+		}
+	}
+	var missing []string
+	for _, want := range modelFileNames[:3] {
+		if !have[want] {
+			missing = append(missing, want)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("missing %s: a BERT folder needs config.json, model.safetensors and vocab.txt (tokenizer_config.json is optional)", strings.Join(missing, ", "))
+	}
+	return picked, nil
+}
+
+// EstimateParams counts the parameters of a BERT with config c (embeddings, encoder, pooler
+// and the pre-training heads, the decoder tied to the word embeddings).
+func EstimateParams(c bert.Config) int64 {
+	V, H, I, L := int64(c.VocabSize), int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumHiddenLayers)
+	P, T := int64(c.MaxPositionEmbeddings), int64(c.TypeVocabSize)
+	emb := (V+P+T)*H + 2*H
+	layer := 4*(H*H+H) + 2*H + H*I + I + I*H + H + 2*H
+	heads := (H*H + H) + (H*H + H + 2*H + V) + (2*H + 2)
+	return emb + L*layer + heads
+}
+
+// CheckModelSize reads config.json's sizes and refuses a model too large for the browser.
+func CheckModelSize(config []byte) (bert.Config, int64, error) {
+	c, err := bert.ParseConfig(config)
+	if err != nil {
+		return c, 0, fmt.Errorf("config.json: %w", err)
+	}
+	n := EstimateParams(c)
+	if float64(n)*4 > MaxBrowserWeights {
+		return c, n, fmt.Errorf("config.json describes %s parameters, about %s of float32 weights: too large for the browser, which can load at most %s (a WebAssembly page has 4 GiB of memory and a load briefly holds the weights twice). Use the bertlab command line for this model.",
+			humanCount(n), humanBytes(float64(n)*4), humanBytes(MaxBrowserWeights))
+	}
+	return c, n, nil
+}
+
+// localName names the user's model after its folder when a folder was picked.
+func localName(files []LocalFile) string {
+	for _, f := range files {
+		if dir, _, ok := strings.Cut(f.Path, "/"); ok && dir != "" {
+			return dir + " (yours)"
+		}
+	}
+	return "your model"
+}
+
+// groupDigits writes n with thousands separators (110,106,428).
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func humanBytes(b float64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", b/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.1f MB", b/1e6)
+	}
+	return fmt.Sprintf("%.0f kB", b/1e3)
+}
+
+// readLocal returns a picked file's contents (File.text() in the browser).
+func readLocal(f LocalFile) ([]byte, error) {
+	if f.Data != nil {
+		return f.Data, nil
+	}
+	if f.Handle.IsUndefined() || f.Handle.IsNull() {
+		return nil, errors.New(f.Name + ": no contents")
+	}
+	type answer struct {
+		s   string
+		err error
+	}
+	ch := make(chan answer, 1)
+	var ok, fail js.Func
+	ok = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- answer{s: args[0].String()}
+		return nil
+	})
+	fail = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- answer{err: fmt.Errorf("%s: %s", f.Name, args[0].Call("toString").String())}
+		return nil
+	})
+	f.Handle.Call("text").Call("then", ok, fail)
+	a := <-ch
+	ok.Release()
+	fail.Release()
+	return []byte(a.s), a.err
+}
+
+// LoadLocal loads the BERT folder the user picked or dropped: it checks the files and the
+// model's size first, then hands the files to the engine. A failed load keeps the model the
+// page had.
+func (a *App) LoadLocal(files []LocalFile) {
+	a.LoadErr, a.LoadMsg = "", ""
+	picked, err := PickModelFiles(files)
+	if err != nil {
+		a.LoadErr = err.Error()
+		return
+	}
+	var cfgFile LocalFile
+	for _, f := range picked {
+		if f.Name == "config.json" {
+			cfgFile = f
+		}
+	}
+	a.busy++
+	a.Loading = true
+	a.spawn(func() {
+		defer a.Do(func() { a.busy--; a.Loading = false })
+		cfg, err := readLocal(cfgFile)
+		if err == nil {
+			_, _, err = CheckModelSize(cfg)
+		}
+		if err != nil {
+			a.Do(func() { a.LoadErr = err.Error() })
+			return
+		}
+		info, err := a.Eng.LoadFiles(picked)
+		a.Do(func() {
+			if err != nil {
+				a.LoadErr = "the engine could not load your files: " + err.Error() + ". The previous model is still loaded."
+				return
+			}
+			a.Model = ModelRef{Name: localName(files)}
+			a.Info, a.Loaded = info, true
+			a.LoadMsg = fmt.Sprintf("Loaded your model: %s parameters.", humanCount(info.Parameters))
+			// Answers of the old model are stale: ask again.
+			a.Preds, a.PredsText, a.Att, a.AttText, a.Steps, a.stepsKey = nil, "", nil, "", nil, ""
+			a.refresh()
+		})
+	})
+}
