@@ -14,7 +14,7 @@ PORT      ?= 8080
 DEMO_PAGE_MODEL := assets/models/tiny-random
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
-	bench fuzz tinydata vocab pretrain pretrain-finetune worker worker-deps worker-dev clean
+	bench bench-go fuzz tinydata vocab pretrain pretrain-finetune worker worker-deps worker-dev clean
 
 all: build wasm
 
@@ -73,9 +73,14 @@ generate:
 generate-check:
 	$(GO) generate ./ui/ && git diff --exit-code -- ui/0_components_gen.go
 
-# Go benchmarks natively, then the training step (forward+backward, seq 128, Tiny and Mini) and the
-# GEMM kernels as WebAssembly in Node: the code the browser runs.
+# Side by side with the peers (numpy+OpenBLAS, gonum, PyTorch, onnxruntime-node, onnxruntime-web):
+# installs missing peers (apt-get, npm --ignore-scripts), prints one line per skipped peer and one
+# table; raw figures in bench/out/results.txt. About 8-10 minutes here. See BENCHMARKS.md.
 bench:
+	GO="$(GO)" bash bench/run.sh
+
+# The Go benchmarks (per-kernel GEMM, forward allocations, training step), natively and as wasm in Node.
+bench-go:
 	$(GO) test -run='^$$' -bench=. -benchtime=20x ./core/tensor/ ./core/bert/ ./core/checkpoint/ ./core/tokenizer/ ./core/train/
 	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test -run='^$$' -bench='ForwardBackward/(tiny|mini)' -benchtime=3x ./core/bert/
 
@@ -125,4 +130,4 @@ worker-dev: worker wasm worker-deps
 	cd $(WORKER) && $(WRANGLER_ENV) node_modules/.bin/wrangler dev --ip 127.0.0.1 --port $(WORKER_PORT) --show-interactive-dev-session=false
 
 clean:
-	rm -rf $(BIN) build assets/engine.wasm assets/app.wasm assets/wasm_exec.js $(WORKER)/build
+	rm -rf $(BIN) build assets/engine.wasm assets/app.wasm assets/wasm_exec.js $(WORKER)/build bench/out

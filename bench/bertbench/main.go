@@ -1,0 +1,448 @@
+// Command bertbench measures bertlab's side of `make bench` (natively, or as WebAssembly in Node)
+// and prints the comparison table from the result files of every side.
+//
+// Every measuring mode prints lines "key value" on stdout (lines starting with "#" are notes);
+// bench/run.sh collects them, with the peers' lines, into one file that `table` reads:
+//
+//	bertbench gemm -tag native|wasm          GEMM GFLOP/s on BERT's shapes (and gonum, natively)
+//	bertbench forward -tag native|wasm       forward latency, batch 1, eval, in ms
+//	bertbench train -tag native|wasm         training tokens/s (forward+backward, batch 8, seq 128)
+//	bertbench large -dir D                   write a random BERT-Large (F32) to D, load it in a child
+//	bertbench table FILE...                  print the table
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bertbench gemm|forward|train|large|large-load|table ...")
+		os.Exit(2)
+	}
+	mode, args := os.Args[1], os.Args[2:]
+	fs := flag.NewFlagSet(mode, flag.ExitOnError)
+	tag := fs.String("tag", "native", "label of this build (native or wasm)")
+	models := fs.String("models", "base128,mini128,tiny16", "forward: models to time (base128, mini128, tiny16)")
+	threads := fs.Int("threads", 1, "GOMAXPROCS for the measurement")
+	reps := fs.Int("reps", 5, "repetitions (the median is reported)")
+	dir := fs.String("dir", "", "large: folder for the random BERT-Large")
+	batch := fs.Int("batch", 8, "train: sequences per step (seq 128)")
+	fs.Parse(args)
+	runtime.GOMAXPROCS(*threads)
+	var err error
+	switch mode {
+	case "gemm":
+		benchGemm(*tag, *reps)
+	case "forward":
+		err = benchForward(*tag, *models, *reps, *threads)
+	case "train":
+		err = benchTrain(*tag, *models, *reps, *batch)
+	case "large":
+		err = benchLarge(*dir)
+	case "large-load":
+		err = largeLoad(*dir)
+	case "table":
+		err = table(fs.Args())
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bertbench:", err)
+		os.Exit(1)
+	}
+}
+
+// measure returns the median per-call seconds of f over at least reps calls, calling it again
+// until minDur has passed: per-call medians shrug off the moments this shared machine's other
+// jobs take the core.
+func measure(reps int, minDur time.Duration, f func()) float64 {
+	f() // warm-up (packs, allocates buffers)
+	var ts []float64
+	start := time.Now()
+	for len(ts) < reps || time.Since(start) < minDur {
+		t0 := time.Now()
+		f()
+		ts = append(ts, time.Since(t0).Seconds())
+	}
+	sort.Float64s(ts)
+	return ts[len(ts)/2]
+}
+
+var gemmShapes = [][3]int{{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}, {16, 128, 128}, {16, 128, 512}, {512, 1024, 1024}}
+
+func benchGemm(tag string, reps int) {
+	for _, s := range gemmShapes {
+		m, k, n := s[0], s[1], s[2]
+		rng := rand.New(rand.NewPCG(1, 2))
+		x := make([]float32, m*k)
+		w := make([]float32, n*k)
+		y := make([]float32, m*n)
+		for i := range x {
+			x[i] = float32(rng.Float64()*2 - 1)
+		}
+		for i := range w {
+			w[i] = float32(rng.Float64()*2 - 1)
+		}
+		flops := 2 * float64(m) * float64(n) * float64(k)
+		key := fmt.Sprintf("gemm/%dx%dx%d", m, k, n)
+		t := measure(reps, 300*time.Millisecond, func() { tensor.Gemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) })
+		fmt.Printf("%s/bertlab-%s %.2f\n", key, tag, flops/t/1e9)
+		if tag == "native" {
+			A := blas32.General{Rows: m, Cols: k, Stride: k, Data: x}
+			B := blas32.General{Rows: n, Cols: k, Stride: k, Data: w}
+			C := blas32.General{Rows: m, Cols: n, Stride: n, Data: y}
+			t := measure(reps, 300*time.Millisecond, func() { blas32.Gemm(blas.NoTrans, blas.Trans, 1, A, B, 0, C) })
+			fmt.Printf("%s/gonum %.2f\n", key, flops/t/1e9)
+		}
+	}
+}
+
+// modelSpec maps a model key (preset + sequence length) to its preset and length.
+func modelSpec(key string) (string, int, error) {
+	for _, p := range []string{"tiny", "mini", "small", "medium", "base", "large"} {
+		if rest, ok := strings.CutPrefix(key, p); ok {
+			s, err := strconv.Atoi(rest)
+			return p, s, err
+		}
+	}
+	return "", 0, fmt.Errorf("unknown model %q", key)
+}
+
+func ids(c bert.Config, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1000 + (i*7919)%(c.VocabSize-1000)
+	}
+	return out
+}
+
+func benchForward(tag, models string, reps, threads int) error {
+	for _, key := range strings.Split(models, ",") {
+		preset, S, err := modelSpec(key)
+		if err != nil {
+			return err
+		}
+		c, err := bert.Preset(preset)
+		if err != nil {
+			return err
+		}
+		// BertModel as torch and onnxruntime run it: encoder and pooler.
+		m, err := bert.NewRandom(c, bert.Heads{Pooler: true}, 1)
+		if err != nil {
+			return err
+		}
+		b := bert.Batch{B: 1, S: S, InputIDs: ids(c, S)}
+		r := reps
+		minDur := 200 * time.Millisecond
+		if preset == "base" || preset == "large" {
+			minDur = 0
+		}
+		var ferr error
+		t := measure(r, minDur, func() {
+			if _, err := m.Forward(b, bert.Options{}); err != nil {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		suffix := tag
+		if threads != 1 {
+			suffix = fmt.Sprintf("%s-%dt", tag, threads)
+		}
+		fmt.Printf("fwd/%s/bertlab-%s %.3f\n", key, suffix, t*1e3)
+		if tag == "native" && threads == 1 {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			const n = 3
+			for i := 0; i < n; i++ {
+				m.Forward(b, bert.Options{})
+			}
+			runtime.ReadMemStats(&m1)
+			fmt.Printf("allocs/%s/bertlab-native %.0f\n", key, float64(m1.Mallocs-m0.Mallocs)/n)
+			fmt.Printf("allocbytes/%s/bertlab-native %.0f\n", key, float64(m1.TotalAlloc-m0.TotalAlloc)/n)
+		}
+	}
+	return nil
+}
+
+func benchTrain(tag, models string, reps, B int) error {
+	for _, preset := range strings.Split(models, ",") {
+		c, err := bert.Preset(preset)
+		if err != nil {
+			return err
+		}
+		m, err := bert.NewRandom(c, bert.AllHeads, 1)
+		if err != nil {
+			return err
+		}
+		const S = 128
+		batch := bert.Batch{B: B, S: S, InputIDs: ids(c, B*S), TokenTypeIDs: make([]int, B*S)}
+		labels := make([]int, B*S)
+		for i := range batch.InputIDs {
+			if i%S >= S/2 {
+				batch.TokenTypeIDs[i] = 1
+			}
+			labels[i] = bert.IgnoreIndex
+			if i%7 == 3 {
+				labels[i] = batch.InputIDs[i]
+			}
+		}
+		nsp := make([]int, B)
+		for i := range nsp {
+			nsp[i] = i % 2
+		}
+		g := m.NewGrads()
+		var ferr error
+		step := 0
+		t := measure(reps, 0, func() {
+			step++
+			if _, err := m.ForwardBackward(batch, labels, nsp, bert.TrainOptions{Dropout: true, Seed: uint64(step)}, g); err != nil {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		fmt.Printf("train/%s128/bertlab-%s %.0f\n", preset, tag, float64(B*S)/t)
+	}
+	return nil
+}
+
+// benchLarge writes a random BERT-Large (F32, all heads) to dir, then loads it in a child
+// process (this binary, mode large-load) and reports the child's load time and peak RSS.
+func benchLarge(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("large: -dir is required")
+	}
+	path := dir + "/" + checkpoint.WeightsFile
+	if _, err := os.Stat(path); err != nil {
+		c, err := bert.Preset("large")
+		if err != nil {
+			return err
+		}
+		m, err := bert.NewRandom(c, bert.AllHeads, 1)
+		if err != nil {
+			return err
+		}
+		if err := checkpoint.SaveFolder(dir, m, nil, checkpoint.SaveOptions{}); err != nil {
+			return err
+		}
+		m = nil
+		runtime.GC()
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var times, rss []float64
+	for r := 0; r < 2; r++ {
+		out, err := exec.Command(self, "large-load", "-dir", dir).Output()
+		if err != nil {
+			return fmt.Errorf("large-load: %v", err)
+		}
+		var t, hwm float64
+		if _, err := fmt.Sscan(string(out), &t, &hwm); err != nil {
+			return fmt.Errorf("large-load output %q: %v", out, err)
+		}
+		times, rss = append(times, t), append(rss, hwm)
+	}
+	sort.Float64s(times)
+	sort.Float64s(rss)
+	fmt.Printf("large/load_s/bertlab-native %.3f\n", times[0])
+	fmt.Printf("large/peak_rss_mb/bertlab-native %.0f\n", rss[len(rss)-1]/1e6)
+	fmt.Printf("large/file_mb/file %.0f\n", float64(st.Size())/1e6)
+	return nil
+}
+
+// largeLoad loads dir's model and prints the seconds it took and the process's peak RSS in bytes.
+func largeLoad(dir string) error {
+	data, err := os.ReadFile(dir + "/" + checkpoint.ConfigFile)
+	if err != nil {
+		return err
+	}
+	cfg, err := bert.ParseConfig(data)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	m, _, err := checkpoint.LoadModel(dir+"/"+checkpoint.WeightsFile, cfg)
+	if err != nil {
+		return err
+	}
+	t := time.Since(start).Seconds()
+	runtime.KeepAlive(m)
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	var hwm float64
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			hwm = kb * 1024
+		}
+	}
+	fmt.Println(t, hwm)
+	return nil
+}
+
+// table prints the comparison from result files of "key value" lines. Keys are
+// "figure/case/who"; each bertlab figure is set against each peer of the same figure.
+func table(files []string) error {
+	vals := map[string]float64{}
+	var notes []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" {
+				continue
+			}
+			if strings.HasPrefix(line, "#") {
+				if !seen[line] {
+					notes = append(notes, line)
+				}
+				seen[line] = true
+				continue
+			}
+			fl := strings.Fields(line)
+			if len(fl) != 2 {
+				continue
+			}
+			v, err := strconv.ParseFloat(fl[1], 64)
+			if err != nil {
+				continue
+			}
+			vals[fl[0]] = v
+		}
+		fh.Close()
+	}
+	get := func(k string) (float64, bool) { v, ok := vals[k]; return v, ok }
+	type row struct {
+		figure, ours, peer string
+		ov, pv             float64
+		hasP               bool
+		higherBetter       bool
+		target             float64 // minimum ratio of issue 6 (0: none)
+	}
+	var rows []row
+	addT := func(figure, ours, oursKey, peer, peerKey string, higher bool, target float64) {
+		ov, ok := get(oursKey)
+		if !ok {
+			return
+		}
+		pv, hp := get(peerKey)
+		rows = append(rows, row{figure, ours, peer, ov, pv, hp && peerKey != "", higher, target})
+	}
+	add := func(figure, ours, oursKey, peer, peerKey string, higher bool) {
+		addT(figure, ours, oursKey, peer, peerKey, higher, 0)
+	}
+	for _, s := range gemmShapes {
+		k := fmt.Sprintf("gemm/%dx%dx%d", s[0], s[1], s[2])
+		fig := fmt.Sprintf("GEMM %dx%dx%d GFLOP/s 1t", s[0], s[1], s[2])
+		addT(fig, "native", k+"/bertlab-native", "numpy+OpenBLAS", k+"/openblas", true, 0.9)
+		addT(fig, "native", k+"/bertlab-native", "gonum blas32", k+"/gonum", true, 8)
+		add(fig, "native", k+"/bertlab-native", "onnxruntime-node", k+"/ort-node", true)
+		add(fig, "wasm/Node", k+"/bertlab-wasm", "onnxruntime-web", k+"/ort-web", true)
+	}
+	for _, m := range []string{"base128", "mini128", "tiny16"} {
+		fig := "forward " + m + " ms 1t"
+		var tTorch, tOrt, tWeb float64
+		switch m {
+		case "base128":
+			tTorch, tOrt = 1.0001, 1/1.1
+		case "mini128":
+			tWeb = 1 / 1.25
+		case "tiny16":
+			tWeb = 1 / 2.0
+		}
+		addT(fig, "native", "fwd/"+m+"/bertlab-native", "torch+OpenBLAS", "fwd/"+m+"/torch", false, tTorch)
+		addT(fig, "native", "fwd/"+m+"/bertlab-native", "onnxruntime-node", "fwd/"+m+"/ort-node", false, tOrt)
+		addT(fig, "wasm/Node", "fwd/"+m+"/bertlab-wasm", "onnxruntime-web", "fwd/"+m+"/ort-web", false, tWeb)
+	}
+	addT("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "bertlab native 1t", "fwd/base128/bertlab-native", false, 1.6)
+	add("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "torch+OpenBLAS 2t", "fwd/base128/torch-2t", false)
+	add("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "onnxruntime-node 2t", "fwd/base128/ort-node-2t", false)
+	for _, m := range []string{"base128", "mini128", "tiny16"} {
+		add("allocs/forward "+m, "native", "allocs/"+m+"/bertlab-native", "-", "", false)
+	}
+	for _, m := range []string{"tiny128", "mini128"} {
+		fig := "train " + m + " tokens/s 1t"
+		add(fig, "native", "train/"+m+"/bertlab-native", "-", "", true)
+		add(fig, "wasm/Node", "train/"+m+"/bertlab-wasm", "bertlab native", "train/"+m+"/bertlab-native", true)
+	}
+	add("BERT-Large F32 load s", "native", "large/load_s/bertlab-native", "-", "", false)
+	addT("BERT-Large peak RSS MB", "native", "large/peak_rss_mb/bertlab-native", "file size MB", "large/file_mb/file", false, 1/1.2)
+
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	fmt.Fprintln(w, "ratio = bertlab speed / peer speed (>1: bertlab faster; for ms and MB rows: peer / bertlab); target: issue 6's minimum ratio")
+	fmt.Fprintf(w, "| %-30s | %-10s | %10s | %-22s | %10s | %6s | %-11s |\n", "figure", "bertlab", "value", "peer", "value", "ratio", "target")
+	fmt.Fprintf(w, "|%s|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 32), strings.Repeat("-", 12), strings.Repeat("-", 12), strings.Repeat("-", 24), strings.Repeat("-", 12), strings.Repeat("-", 8), strings.Repeat("-", 13))
+	for _, r := range rows {
+		pv, ratio, target := "-", "-", ""
+		if r.hasP {
+			pv = fmtVal(r.pv)
+			q := r.ov / r.pv
+			if !r.higherBetter {
+				q = r.pv / r.ov
+			}
+			ratio = fmt.Sprintf("%.2f", q)
+			if r.target > 0 {
+				verdict := "met"
+				if q < r.target {
+					verdict = "MISS"
+				}
+				if r.target == 1.0001 {
+					target = ">1 " + verdict
+				} else {
+					target = fmt.Sprintf(">=%.2f %s", r.target, verdict)
+				}
+			}
+		}
+		fmt.Fprintf(w, "| %-30s | %-10s | %10s | %-22s | %10s | %6s | %-11s |\n", r.figure, r.ours, fmtVal(r.ov), r.peer, pv, ratio, target)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
+func fmtVal(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.3g", v)
+	}
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# make bench: bertlab against its peers, side by side in one run, one table at the end.
+#
+# Installs the peers it needs when missing (Debian: python3-numpy, libopenblas0-pthread,
+# python3-torch; npm: onnxruntime-node and onnxruntime-web into bench/node_modules, with
+# --ignore-scripts), prints one line for each peer it skips and why, measures, and prints the
+# table (bench/bertbench table). Raw figures go to bench/out/results.txt.
+#
+# Environment: GO (go command), BENCH_REPS (repetitions, default 7; Base and training use
+# fewer), BENCH_LARGE=0 skips BERT-Large, BENCH_BUDGET_S (default 480: BERT-Large is skipped
+# when less than 120 s of it is left).
+# WebAssembly runs under `node --no-liftoff`: V8 then compiles every function with its
+# optimising tier at once; with its default dynamic tiering, onnxruntime-web's first thousands
+# of calls ran baseline code while the optimiser competed for the (shared) cores.
+set -u
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+REPS=${BENCH_REPS:-7}
+BUDGET=${BENCH_BUDGET_S:-480}
+PY=/usr/bin/python3 # Debian's python: the first python3 on PATH lacks Debian's numpy and torch
+OUT=bench/out
+RES=$OUT/results.txt
+mkdir -p "$OUT"
+: >"$RES"
+START=$SECONDS
+note() { echo "# $*" >>"$RES"; }
+skip() { echo "skip: $*"; note "skipped: $*"; }
+step() { echo "== $* ($((SECONDS - START)) s)" >&2; }
+# Peers run with OpenBLAS on its own choice of kernel: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+# may be set on these machines (they slow OpenBLAS down); unset them for the peer commands only.
+peer() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE "$@"; }
+
+# --- peers: install what is missing --------------------------------------------------------
+have_py() { [ -x "$PY" ] && "$PY" -c "import $1" >/dev/null 2>&1; }
+have_openblas() { ls /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; }
+if ! have_py numpy || ! have_py torch || ! have_openblas; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "apt-get install python3-numpy libopenblas0-pthread python3-torch"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy libopenblas0-pthread python3-torch >"$OUT/apt.log" 2>&1 ||
+      { apt-get update -q >>"$OUT/apt.log" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy libopenblas0-pthread python3-torch >>"$OUT/apt.log" 2>&1; }
+  fi
+fi
+NUMPY=1 TORCH=1 ORT=1
+have_py numpy || { NUMPY=0; skip "numpy+OpenBLAS: Debian python3-numpy not importable by $PY (see $OUT/apt.log)"; }
+[ $NUMPY = 1 ] && ! have_openblas && note "libopenblas0-pthread missing: numpy runs Debian's reference BLAS"
+have_py torch || { TORCH=0; skip "torch+OpenBLAS: Debian python3-torch not importable by $PY (see $OUT/apt.log)"; }
+if ! command -v node >/dev/null; then
+  ORT=0
+  skip "onnxruntime-node, onnxruntime-web and bertlab wasm: node not found"
+elif [ ! -f bench/node_modules/onnxruntime-node/package.json ] || [ ! -f bench/node_modules/onnxruntime-web/package.json ]; then
+  step "npm ci --ignore-scripts (bench/)"
+  (cd bench && npm ci --ignore-scripts --no-audit --no-fund >"../$OUT/npm.log" 2>&1) ||
+    { ORT=0; skip "onnxruntime-node and onnxruntime-web: npm ci --ignore-scripts failed (see $OUT/npm.log)"; }
+fi
+[ $TORCH = 0 ] && [ $ORT = 1 ] && { ORT=0; skip "onnxruntime-node and onnxruntime-web: no ONNX models without torch.onnx.export"; }
+
+# --- build bertlab's side -------------------------------------------------------------------
+step "build"
+$GO build -o "$OUT/bertbench" ./bench/bertbench || exit 1
+WASM=0
+if command -v node >/dev/null; then
+  GOOS=js GOARCH=wasm $GO build -o "$OUT/bertbench.wasm" ./bench/bertbench && WASM=1
+fi
+WASMRUN="node --no-liftoff $($GO env GOROOT)/lib/wasm/wasm_exec_node.js $OUT/bertbench.wasm"
+[ $WASM = 0 ] && command -v node >/dev/null && skip "bertlab wasm: GOOS=js GOARCH=wasm build failed"
+BB="$OUT/bertbench"
+
+# --- GEMM, 1 thread ---------------------------------------------------------------------------
+step "GEMM native + gonum"
+$BB gemm -reps "$REPS" >>"$RES"
+if [ $NUMPY = 1 ]; then
+  step "GEMM numpy"
+  peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_numpy.py "$REPS" >>"$RES" || skip "numpy+OpenBLAS: peer_numpy.py failed"
+fi
+if [ $ORT = 1 ]; then
+  step "GEMM onnxruntime-node and onnxruntime-web (export with torch.onnx.export)"
+  if peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" gemm >"$OUT/export.log" 2>&1; then
+    node bench/peer_ort.js node "$OUT/onnx" gemm "$REPS" >>"$RES" || skip "onnxruntime-node GEMM: peer_ort.js failed"
+    node --no-liftoff bench/peer_ort.js web "$OUT/onnx" gemm 3 >>"$RES" || skip "onnxruntime-web GEMM: peer_ort.js failed"
+  else
+    skip "onnxruntime GEMM: torch.onnx.export failed (see $OUT/export.log)"
+  fi
+fi
+if [ $WASM = 1 ]; then
+  step "GEMM wasm"
+  $WASMRUN gemm -tag wasm -reps 3 >>"$RES"
+fi
+
+# --- forward, batch 1, eval -----------------------------------------------------------------
+BREPS=$((REPS < 5 ? REPS : 5))
+step "forward native"
+$BB forward -models base128 -reps "$BREPS" >>"$RES"
+$BB forward -models mini128,tiny16 -reps "$REPS" >>"$RES"
+$BB forward -models base128 -reps "$BREPS" -threads 2 >>"$RES"
+if [ $TORCH = 1 ]; then
+  step "forward torch (and ONNX export)"
+  peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" base128 "$BREPS" 1 >>"$RES" &&
+    peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" mini128,tiny16 "$REPS" 1 >>"$RES" &&
+    peer OPENBLAS_NUM_THREADS=2 "$PY" bench/peer_torch.py "$OUT/onnx" base128 "$BREPS" 2 >>"$RES" ||
+    skip "torch+OpenBLAS: peer_torch.py failed"
+fi
+if [ $ORT = 1 ]; then
+  step "forward onnxruntime-node"
+  node bench/peer_ort.js node "$OUT/onnx" base128 "$BREPS" >>"$RES" &&
+    node bench/peer_ort.js node "$OUT/onnx" mini128,tiny16 "$REPS" >>"$RES" || skip "onnxruntime-node: peer_ort.js failed"
+  step "forward onnxruntime-web (wasm, in Node)"
+  node --no-liftoff bench/peer_ort.js web "$OUT/onnx" mini128,tiny16 "$REPS" >>"$RES" || skip "onnxruntime-web: peer_ort.js failed"
+fi
+if [ $WASM = 1 ]; then
+  step "forward wasm"
+  $WASMRUN forward -tag wasm -models mini128 -reps 3 >>"$RES"
+  $WASMRUN forward -tag wasm -models tiny16 -reps "$REPS" >>"$RES"
+fi
+
+# --- training, seq 128 ----------------------------------------------------------------------
+step "training native"
+$BB train -models tiny,mini -reps 3 >>"$RES"
+if [ $WASM = 1 ]; then
+  step "training wasm"
+  $WASMRUN train -tag wasm -models tiny -batch 8 -reps 3 >>"$RES"
+  $WASMRUN train -tag wasm -models mini -batch 2 -reps 1 >>"$RES"
+  note "wasm training: Tiny batch 8, Mini batch 2 (x128 tokens), 3 and 1 timed steps after a warm-up step"
+fi
+
+# --- BERT-Large load --------------------------------------------------------------------------
+LEFT=$((BUDGET - (SECONDS - START)))
+AVAIL_KB=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+DISK_KB=$(df -Pk "$OUT" | awk 'NR==2 {print $4}')
+if [ "${BENCH_LARGE:-1}" = 0 ]; then
+  skip "BERT-Large load: BENCH_LARGE=0"
+elif [ "$LEFT" -lt 120 ]; then
+  skip "BERT-Large load: only ${LEFT} s of the ${BUDGET} s budget left (writing and loading 1.34 GB takes about 1-2 min)"
+elif [ "${AVAIL_KB:-0}" -lt 5000000 ] || [ "${DISK_KB:-0}" -lt 3000000 ]; then
+  skip "BERT-Large load: needs 5 GB free memory and 3 GB free disk"
+else
+  step "BERT-Large write + load"
+  $BB large -dir "$OUT/large" >>"$RES" || skip "BERT-Large load: failed"
+  rm -rf "$OUT/large"
+fi
+
+step "done"
+echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - START)) s" >>"$RES"
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES"
+$BB table "$RES"
