@@ -6,20 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/chromedp/chromedp"
 )
 
 // TestAttentionHideAndExport hides [CLS] and [SEP] from the maps, and exports the large one.
 func TestAttentionHideAndExport(t *testing.T) {
-	chrome(t)
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := randomModel(t, c, 1)
-	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
-	ctx := browser(t)
+	_, model, url, ctx := tinyPage(t)
 	text := "The cat sat on the mat."
 	enc, err := model.Tok.Encode(text, 0)
 	if err != nil {

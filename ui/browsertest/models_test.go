@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/chromedp"
@@ -18,13 +17,7 @@ import (
 // TestModelsView loads a BERT folder of the user's own through the file picker, then a broken
 // one: the error names the file and the model loaded before keeps answering.
 func TestModelsView(t *testing.T) {
-	chrome(t)
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := serve(t, site(t, map[string]*folder{"tiny-random": randomModel(t, c, 1)}))
-	ctx := browser(t)
+	c, _, url, ctx := tinyPage(t)
 	fixture, err := filepath.Abs(filepath.Join(root, "core/bert/testdata/bert-tiny-random"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
@@ -46,14 +45,7 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 }
 
 func TestPage(t *testing.T) {
-	chrome(t) // before the builds: without a browser, say so at once
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := randomModel(t, c, 1)
-	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
-	ctx := browser(t)
+	c, model, url, ctx := tinyPage(t)
 
 	do(t, ctx, 30*time.Second, "opening the page", chromedp.Navigate(url))
 	wait(t, ctx, 60*time.Second, "the model to load and the first example to be predicted",

@@ -125,6 +125,20 @@ func randomModel(t *testing.T, c bert.Config, seed uint64) *folder {
 	return &folder{Model: m, Tok: tok}
 }
 
+// tinyPage checks for the browser, then builds a site whose only model is a random Tiny one
+// (seed 1) and opens a fresh browser: the set-up most page tests share.
+func tinyPage(t *testing.T) (bert.Config, *folder, string, context.Context) {
+	t.Helper()
+	chrome(t) // before the builds: without a browser, say so at once
+	c, err := bert.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := randomModel(t, c, 1)
+	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
+	return c, model, url, browser(t)
+}
+
 // serve serves dir on 127.0.0.1 with a plain file server, as any static server would.
 func serve(t *testing.T, dir string) string {
 	t.Helper()

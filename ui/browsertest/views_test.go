@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
@@ -61,14 +60,7 @@ func blankCanvases(sel string) string {
 }
 
 func TestStepsAndMaskingViews(t *testing.T) {
-	chrome(t)
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := randomModel(t, c, 1)
-	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
-	ctx := browser(t)
+	c, model, url, ctx := tinyPage(t)
 	text := "The cat sat on the mat."
 	A := c.NumAttentionHeads
 
