@@ -425,22 +425,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			checked := 0
 			for _, p := range m.Params() {
 				vals := r.p[p.Name]
-				for _, i := range fdCoords(p.Name, p.T.Shape, b, m.Config.PadTokenID, rng) {
-					orig := vals[i]
-					vals[i] = orig + h
-					lp := loss(r.forward(b, mlm, nsp))
-					vals[i] = orig - h
-					lm := loss(r.forward(b, mlm, nsp))
-					vals[i] = orig
-					fd := (lp - lm) / (2 * h)
-					an := float64(grads[p.Name].Data[i])
-					diff := math.Abs(an - fd)
-					worst = math.Max(worst, diff/(1e-3+math.Abs(fd)))
-					if diff > 2e-5+1e-3*math.Abs(fd) {
-						t.Errorf("%s[%d]: gradient %.7g, finite difference %.7g", p.Name, i, an, fd)
-					}
-					checked++
-				}
+				coords := fdCoords(p.Name, p.T.Shape, b, m.Config.PadTokenID, rng)
+				w, n := checkFD(t, p.Name, vals, coords, h, grads[p.Name].Data, func() float64 { return loss(r.forward(b, mlm, nsp)) })
+				worst, checked = math.Max(worst, w), checked+n
 			}
 			t.Logf("%d coordinates; worst |grad - fd| / (1e-3 + |fd|) = %.3g", checked, worst)
 		})
@@ -463,4 +450,28 @@ func f64(x any) []float64 {
 		out[i] = float64(u)
 	}
 	return out
+}
+
+// checkFD compares the analytic gradient an of a parameter whose float64 reference values are
+// vals with central differences (step h) of loss at coords; it returns the worst
+// |grad - fd| / (1e-3 + |fd|) and the number of coordinates checked.
+func checkFD(t *testing.T, name string, vals []float64, coords []int, h float64, an []float32, loss func() float64) (float64, int) {
+	t.Helper()
+	var worst float64
+	for _, i := range coords {
+		orig := vals[i]
+		vals[i] = orig + h
+		lp := loss()
+		vals[i] = orig - h
+		lm := loss()
+		vals[i] = orig
+		fd := (lp - lm) / (2 * h)
+		g := float64(an[i])
+		diff := math.Abs(g - fd)
+		worst = math.Max(worst, diff/(1e-3+math.Abs(fd)))
+		if diff > 2e-5+1e-3*math.Abs(fd) {
+			t.Errorf("%s[%d]: gradient %.7g, finite difference %.7g", name, i, g, fd)
+		}
+	}
+	return worst, len(coords)
 }

@@ -152,22 +152,8 @@ func TestTaskHeadGradientsMatchFiniteDifferences(t *testing.T) {
 						coords[i] = i
 					}
 				}
-				for _, i := range coords {
-					orig := vals[i]
-					vals[i] = orig + h
-					lp := loss()
-					vals[i] = orig - h
-					lm := loss()
-					vals[i] = orig
-					fd := (lp - lm) / (2 * h)
-					an := float64(grads[p.Name].Data[i])
-					diff := math.Abs(an - fd)
-					worst = math.Max(worst, diff/(1e-3+math.Abs(fd)))
-					if diff > 2e-5+1e-3*math.Abs(fd) {
-						t.Errorf("%s[%d]: gradient %.7g, finite difference %.7g", p.Name, i, an, fd)
-					}
-					checked++
-				}
+				w, n := checkFD(t, p.Name, vals, coords, h, grads[p.Name].Data, loss)
+				worst, checked = math.Max(worst, w), checked+n
 			}
 			t.Logf("%d coordinates; worst |grad - fd| / (1e-3 + |fd|) = %.3g", checked, worst)
 		})
