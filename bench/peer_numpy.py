@@ -6,7 +6,7 @@ OPENBLAS_NUM_THREADS=1, and OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE unset.
 """
 import ctypes
 import sys
-import time
+from peer_timing import measure
 
 import numpy as np
 
@@ -32,19 +32,6 @@ def blas_library():
         core = fn().decode()
         return path, core
     return ", ".join(sorted(libs)) or "unknown", core
-
-
-def measure(f, reps=5, min_s=0.1):
-    """Median per-call seconds over at least reps calls and min_s seconds, after a warm-up call."""
-    f()
-    ts = []
-    t0 = time.perf_counter()
-    while len(ts) < reps or time.perf_counter() - t0 < min_s:
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def main():

@@ -12,7 +12,7 @@ usage: peer_torch.py OUTDIR [models] [reps] [threads]
 import math
 import os
 import sys
-import time
+from peer_timing import measure
 
 import torch
 from torch import nn
@@ -67,19 +67,6 @@ def model_spec(key):
         if key.startswith(p):
             return p, int(key[len(p):])
     raise ValueError(key)
-
-
-def measure(f, reps=5, min_s=0.1):
-    """Median per-call seconds over at least reps calls and min_s seconds, after a warm-up call."""
-    f()
-    ts = []
-    t0 = time.perf_counter()
-    while len(ts) < reps or time.perf_counter() - t0 < min_s:
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 GEMM_SHAPES = [(128, 768, 768), (128, 768, 3072), (128, 3072, 768), (16, 128, 128), (16, 128, 512), (512, 1024, 1024)]
