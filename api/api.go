@@ -208,14 +208,19 @@ func (h *Handler) run(ctx context.Context, f func() (any, error)) (any, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer func() { <-h.sem }()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{err: &httpError{http.StatusInternalServerError, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())}}
-			}
+		var res result
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					res = result{err: &httpError{http.StatusInternalServerError, fmt.Sprintf("internal error: %v\n%s", p, debug.Stack())}}
+				}
+			}()
+			res.v, res.err = f()
 		}()
-		v, err := f()
-		done <- result{v, err}
+		// The slot is free before the answer is handed over, so that a client that has its
+		// answer never sees its computation still counted as running.
+		<-h.sem
+		done <- res
 	}()
 	select {
 	case res := <-done:
