@@ -4,6 +4,11 @@
 GO        ?= go
 GOROOT    := $(shell $(GO) env GOROOT)
 WASM_EXEC := $(GOROOT)/lib/wasm
+# The page's engine.wasm and the SIMD wasm tests use Go 1.27's portable simd package (the go
+# command fetches that toolchain from the module proxy once; go.mod stays at go 1.26).
+# Recursively expanded: only the targets that use it ask for (and maybe download) the toolchain.
+SIMD_GO    = GOTOOLCHAIN=go1.27.3 GOEXPERIMENT=simd $(GO)
+SIMD_WASM_EXEC = $(shell GOTOOLCHAIN=go1.27.3 $(GO) env GOROOT)/lib/wasm
 BIN       := bin
 BERTLAB   := $(BIN)/bertlab
 # Go files that are generated (vugugen) are not gofmt-clean by design.
@@ -14,7 +19,7 @@ PORT      ?= 8080
 DEMO_PAGE_MODEL := assets/models/tiny-random
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
-	bench bench-go fuzz tinydata vocab pretrain pretrain-finetune worker worker-deps worker-dev clean
+	bench bench-wasm bench-go fuzz tinydata vocab pretrain pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
 
 all: build wasm
 
@@ -46,6 +51,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./...
+	GOOS=js GOARCH=wasm $(SIMD_GO) vet ./core/...
 
 # Every native test, the browser tests (Chromium) and the Worker's end-to-end test (wrangler) included.
 test-native: worker-deps
@@ -55,15 +61,25 @@ test-native: worker-deps
 test-purego:
 	$(GO) test -tags purego ./core/tensor/ ./core/bert/
 
-# The engine under WebAssembly, as the browser runs it (Node executes the test binaries).
+# The engine under WebAssembly, as the browser runs it (Node executes the test binaries): the
+# scalar build (Go 1.26) and the SIMD build of engine.wasm (Go 1.27.3, GOEXPERIMENT=simd).
 test-wasm:
 	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test ./core/... ./tinydata/...
+	PATH="$(SIMD_WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(SIMD_GO) test ./core/...
 
-# Every wasm/ entry point of the page, built into assets/ next to index.html.
+# The page's wasm without the symbol table and DWARF (tracebacks keep their function names).
+WASM_LDFLAGS := -ldflags="-s -w"
+
+# Every wasm/ entry point of the page, built into assets/ next to index.html. The engine twice:
+# engine.wasm with WebAssembly SIMD (Go 1.27.3's simd package) and engine-scalar.wasm (Go 1.26)
+# for browsers without SIMD; worker.js picks one. Both run with the same wasm_exec.js (checked).
 wasm:
 	@mkdir -p assets
-	GOOS=js GOARCH=wasm $(GO) build -o assets/engine.wasm ./wasm/engine
-	GOOS=js GOARCH=wasm $(GO) build -o assets/app.wasm ./wasm/app
+	@cmp -s "$(WASM_EXEC)/wasm_exec.js" "$(SIMD_WASM_EXEC)/wasm_exec.js" || \
+	  { echo "wasm_exec.js of $$($(GO) env GOVERSION) and go1.27.3 differ: engine.wasm needs its own"; exit 1; }
+	GOOS=js GOARCH=wasm $(SIMD_GO) build $(WASM_LDFLAGS) -o assets/engine.wasm ./wasm/engine
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_LDFLAGS) -o assets/engine-scalar.wasm ./wasm/engine
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_LDFLAGS) -o assets/app.wasm ./wasm/app
 	cp "$(WASM_EXEC)/wasm_exec.js" assets/wasm_exec.js
 
 # Regenerates ui/0_components_gen.go from the .vugu files (commit the result).
@@ -78,6 +94,10 @@ generate-check:
 # table; raw figures in bench/out/results.txt. About 8-10 minutes here. See BENCHMARKS.md.
 bench:
 	GO="$(GO)" bash bench/run.sh
+
+# Only the WebAssembly rows of make bench: bertlab wasm (scalar and SIMD) and onnxruntime-web.
+bench-wasm:
+	BENCH_ONLY=wasm GO="$(GO)" bash bench/run.sh
 
 # The Go benchmarks (per-kernel GEMM, forward allocations, training step), natively and as wasm in Node.
 bench-go:
@@ -110,6 +130,11 @@ pretrain:
 pretrain-finetune:
 	bash scripts/pretrain.sh finetune
 
+# The built-in model's figures again from the wasm build in Node (held-out MLM, the fine-tuned
+# models, short fine-tunes made in each build): must equal the native ones. About 20 minutes.
+pretrain-wasm:
+	bash scripts/pretrain.sh wasm
+
 # The Cloudflare Worker (wasm/worker): the JSON API in Go through syumai/workers, the page from
 # assets/ as Workers static assets. Local runs are offline (workerd on 127.0.0.1).
 WORKER       := wasm/worker
@@ -130,4 +155,4 @@ worker-dev: worker wasm worker-deps
 	cd $(WORKER) && $(WRANGLER_ENV) node_modules/.bin/wrangler dev --ip 127.0.0.1 --port $(WORKER_PORT) --show-interactive-dev-session=false
 
 clean:
-	rm -rf $(BIN) build assets/engine.wasm assets/app.wasm assets/wasm_exec.js $(WORKER)/build bench/out
+	rm -rf $(BIN) build assets/engine.wasm assets/engine-scalar.wasm assets/app.wasm assets/wasm_exec.js $(WORKER)/build bench/out

@@ -1,5 +1,5 @@
-// The bertlab engine (engine.wasm, built from wasm/engine) in a Web Worker, so that the page
-// stays responsive while the model computes.
+// The bertlab engine (engine.wasm or engine-scalar.wasm, built from wasm/engine) in a Web Worker,
+// so that the page stays responsive while the model computes.
 //
 // Protocol: the page posts {id, fn, args}; the worker answers {id, result, ms} where result is
 // the engine's JSON string ({"error": "..."} on failure) and ms the time the request took.
@@ -10,11 +10,18 @@
 //   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/main.go)
 importScripts('wasm_exec.js');
 
+// engine.wasm is built with Go's simd package and needs WebAssembly SIMD (128-bit vectors);
+// engine-scalar.wasm is the same engine without it, for browsers that lack SIMD. The probe is
+// the smallest module with a SIMD instruction: (func (result v128) i32.const 0 i8x16.splat
+// i8x16.popcnt), as wasm-feature-detect checks it.
+const simdProbe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+const engineFile = WebAssembly.validate(simdProbe) ? 'engine.wasm' : 'engine-scalar.wasm';
+
 const ready = (async () => {
   const go = new Go();
   const started = new Promise((resolve) => { self.bertlabReady = resolve; });
-  const resp = await fetch('engine.wasm');
-  if (!resp.ok) throw new Error(`engine.wasm: HTTP ${resp.status}`);
+  const resp = await fetch(engineFile);
+  if (!resp.ok) throw new Error(`${engineFile}: HTTP ${resp.status}`);
   const { instance } = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
   go.run(instance);
   await started;

@@ -8,7 +8,9 @@
 #
 # Environment: GO (go command), BENCH_REPS (repetitions, default 7; Base and training use
 # fewer), BENCH_LARGE=0 skips BERT-Large, BENCH_BUDGET_S (default 480: BERT-Large is skipped
-# when less than 120 s of it is left).
+# when less than 120 s of it is left), BENCH_ONLY=wasm (make bench-wasm) measures only the
+# WebAssembly rows: bertlab wasm, scalar (Go 1.26) and SIMD (BENCH_SIMD_TOOLCHAIN, default
+# go1.27.3, with GOEXPERIMENT=simd: the page's engine.wasm), and onnxruntime-web.
 # WebAssembly runs under `node --no-liftoff`: V8 then compiles every function with its
 # optimising tier at once; with its default dynamic tiering, onnxruntime-web's first thousands
 # of calls ran baseline code while the optimiser competed for the (shared) cores.
@@ -16,6 +18,8 @@ set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 REPS=${BENCH_REPS:-7}
+ONLY=${BENCH_ONLY:-}
+SIMD_ENV="GOTOOLCHAIN=${BENCH_SIMD_TOOLCHAIN:-go1.27.3} GOEXPERIMENT=simd"
 BUDGET=${BENCH_BUDGET_S:-480}
 PY=/usr/bin/python3 # Debian's python: the first python3 on PATH lacks Debian's numpy and torch
 OUT=bench/out
@@ -29,6 +33,9 @@ step() { echo "== $* ($((SECONDS - START)) s)" >&2; }
 # Peers run with OpenBLAS on its own choice of kernel: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 # may be set on these machines (they slow OpenBLAS down); unset them for the peer commands only.
 peer() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE "$@"; }
+# native: true unless only the WebAssembly rows are wanted.
+native() { [ "$ONLY" != wasm ]; }
+[ -n "$ONLY" ] && note "BENCH_ONLY=$ONLY: only the WebAssembly rows"
 
 # --- peers: install what is missing --------------------------------------------------------
 have_py() { [ -x "$PY" ] && "$PY" -c "import $1" >/dev/null 2>&1; }
@@ -63,19 +70,28 @@ if command -v node >/dev/null; then
 fi
 WASMRUN="node --no-liftoff $($GO env GOROOT)/lib/wasm/wasm_exec_node.js $OUT/bertbench.wasm"
 [ $WASM = 0 ] && command -v node >/dev/null && skip "bertlab wasm: GOOS=js GOARCH=wasm build failed"
+# The page's engine.wasm: the same code built with the simd package (wasm SIMD, 4 float32 lanes).
+SIMD=0
+if command -v node >/dev/null; then
+  env $SIMD_ENV GOOS=js GOARCH=wasm $GO build -o "$OUT/bertbench-simd.wasm" ./bench/bertbench 2>"$OUT/simd-build.log" && SIMD=1
+  [ $SIMD = 0 ] && skip "bertlab wasm-simd: $SIMD_ENV build failed (see $OUT/simd-build.log)"
+fi
+[ $SIMD = 1 ] && SIMDRUN="node --no-liftoff $(env $SIMD_ENV $GO env GOROOT)/lib/wasm/wasm_exec_node.js $OUT/bertbench-simd.wasm"
 BB="$OUT/bertbench"
 
 # --- GEMM, 1 thread ---------------------------------------------------------------------------
+if native; then
 step "GEMM native + gonum"
 $BB gemm -reps "$REPS" >>"$RES"
-if [ $NUMPY = 1 ]; then
+fi
+if native && [ $NUMPY = 1 ]; then
   step "GEMM numpy"
   peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_numpy.py "$REPS" >>"$RES" || skip "numpy+OpenBLAS: peer_numpy.py failed"
 fi
 if [ $ORT = 1 ]; then
   step "GEMM onnxruntime-node and onnxruntime-web (export with torch.onnx.export)"
   if peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" gemm >"$OUT/export.log" 2>&1; then
-    node bench/peer_ort.js node "$OUT/onnx" gemm "$REPS" >>"$RES" || skip "onnxruntime-node GEMM: peer_ort.js failed"
+    native && { node bench/peer_ort.js node "$OUT/onnx" gemm "$REPS" >>"$RES" || skip "onnxruntime-node GEMM: peer_ort.js failed"; }
     node --no-liftoff bench/peer_ort.js web "$OUT/onnx" gemm 3 >>"$RES" || skip "onnxruntime-web GEMM: peer_ort.js failed"
   else
     skip "onnxruntime GEMM: torch.onnx.export failed (see $OUT/export.log)"
@@ -85,14 +101,25 @@ if [ $WASM = 1 ]; then
   step "GEMM wasm"
   $WASMRUN gemm -tag wasm -reps 3 >>"$RES"
 fi
+if [ $SIMD = 1 ]; then
+  step "GEMM wasm-simd"
+  $SIMDRUN gemm -tag wasm-simd -reps 3 >>"$RES"
+fi
 
 # --- forward, batch 1, eval -----------------------------------------------------------------
 BREPS=$((REPS < 5 ? REPS : 5))
+if native; then
 step "forward native"
 $BB forward -models base128 -reps "$BREPS" >>"$RES"
 $BB forward -models mini128,tiny16 -reps "$REPS" >>"$RES"
 $BB forward -models base128 -reps "$BREPS" -threads 2 >>"$RES"
-if [ $TORCH = 1 ]; then
+fi
+if ! native && [ $ORT = 1 ] && { [ ! -f "$OUT/onnx/mini128.onnx" ] || [ ! -f "$OUT/onnx/tiny16.onnx" ]; }; then
+  step "ONNX export for onnxruntime-web"
+  peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" mini128,tiny16 1 1 >/dev/null ||
+    skip "onnxruntime-web: torch.onnx.export failed"
+fi
+if native && [ $TORCH = 1 ]; then
   step "forward torch (and ONNX export)"
   peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" base128 "$BREPS" 1 >>"$RES" &&
     peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" mini128,tiny16 "$REPS" 1 >>"$RES" &&
@@ -100,9 +127,11 @@ if [ $TORCH = 1 ]; then
     skip "torch+OpenBLAS: peer_torch.py failed"
 fi
 if [ $ORT = 1 ]; then
+  if native; then
   step "forward onnxruntime-node"
   node bench/peer_ort.js node "$OUT/onnx" base128 "$BREPS" >>"$RES" &&
     node bench/peer_ort.js node "$OUT/onnx" mini128,tiny16 "$REPS" >>"$RES" || skip "onnxruntime-node: peer_ort.js failed"
+  fi
   step "forward onnxruntime-web (wasm, in Node)"
   node --no-liftoff bench/peer_ort.js web "$OUT/onnx" mini128,tiny16 "$REPS" >>"$RES" || skip "onnxruntime-web: peer_ort.js failed"
 fi
@@ -111,22 +140,36 @@ if [ $WASM = 1 ]; then
   $WASMRUN forward -tag wasm -models mini128 -reps 3 >>"$RES"
   $WASMRUN forward -tag wasm -models tiny16 -reps "$REPS" >>"$RES"
 fi
+if [ $SIMD = 1 ]; then
+  step "forward wasm-simd"
+  $SIMDRUN forward -tag wasm-simd -models mini128 -reps 3 >>"$RES"
+  $SIMDRUN forward -tag wasm-simd -models tiny16 -reps "$REPS" >>"$RES"
+fi
 
 # --- training, seq 128 ----------------------------------------------------------------------
+if native; then
 step "training native"
 $BB train -models tiny,mini -reps 3 >>"$RES"
+fi
 if [ $WASM = 1 ]; then
   step "training wasm"
   $WASMRUN train -tag wasm -models tiny -batch 8 -reps 3 >>"$RES"
   $WASMRUN train -tag wasm -models mini -batch 2 -reps 1 >>"$RES"
   note "wasm training: Tiny batch 8, Mini batch 2 (x128 tokens), 3 and 1 timed steps after a warm-up step"
 fi
+if [ $SIMD = 1 ]; then
+  step "training wasm-simd"
+  $SIMDRUN train -tag wasm-simd -models tiny -batch 8 -reps 3 >>"$RES"
+  $SIMDRUN train -tag wasm-simd -models mini -batch 2 -reps 1 >>"$RES"
+fi
 
 # --- BERT-Large load --------------------------------------------------------------------------
 LEFT=$((BUDGET - (SECONDS - START)))
 AVAIL_KB=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 DISK_KB=$(df -Pk "$OUT" | awk 'NR==2 {print $4}')
-if [ "${BENCH_LARGE:-1}" = 0 ]; then
+if ! native; then
+  : # BERT-Large is native only
+elif [ "${BENCH_LARGE:-1}" = 0 ]; then
   skip "BERT-Large load: BENCH_LARGE=0"
 elif [ "$LEFT" -lt 120 ]; then
   skip "BERT-Large load: only ${LEFT} s of the ${BUDGET} s budget left (writing and loading 1.34 GB takes about 1-2 min)"

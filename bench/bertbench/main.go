@@ -4,11 +4,14 @@
 // Every measuring mode prints lines "key value" on stdout (lines starting with "#" are notes);
 // bench/run.sh collects them, with the peers' lines, into one file that `table` reads:
 //
-//	bertbench gemm -tag native|wasm          GEMM GFLOP/s on BERT's shapes (and gonum, natively)
-//	bertbench forward -tag native|wasm       forward latency, batch 1, eval, in ms
-//	bertbench train -tag native|wasm         training tokens/s (forward+backward, batch 8, seq 128)
-//	bertbench large -dir D                   write a random BERT-Large (F32) to D, load it in a child
-//	bertbench table FILE...                  print the table
+//	bertbench gemm -tag native|wasm|wasm-simd     GEMM GFLOP/s on BERT's shapes (and gonum, natively)
+//	bertbench forward -tag native|wasm|wasm-simd  forward latency, batch 1, eval, in ms
+//	bertbench train -tag native|wasm|wasm-simd    training tokens/s (forward+backward, batch 8, seq 128)
+//	bertbench large -dir D                        write a random BERT-Large (F32) to D, load it in a child
+//	bertbench table FILE...                       print the table
+//
+// wasm is the scalar WebAssembly build (Go 1.26, engine-scalar.wasm), wasm-simd the page's
+// engine.wasm (Go 1.27's simd package, GOEXPERIMENT=simd).
 package main
 
 import (
@@ -39,7 +42,7 @@ func main() {
 	}
 	mode, args := os.Args[1], os.Args[2:]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
-	tag := fs.String("tag", "native", "label of this build (native or wasm)")
+	tag := fs.String("tag", "native", "label of this build (native, wasm or wasm-simd)")
 	models := fs.String("models", "base128,mini128,tiny16", "forward: models to time (base128, mini128, tiny16)")
 	threads := fs.Int("threads", 1, "GOMAXPROCS for the measurement")
 	reps := fs.Int("reps", 5, "repetitions (the median is reported)")
@@ -372,6 +375,8 @@ func table(files []string) error {
 		addT(fig, "native", k+"/bertlab-native", "gonum blas32", k+"/gonum", true, 8)
 		add(fig, "native", k+"/bertlab-native", "onnxruntime-node", k+"/ort-node", true)
 		add(fig, "wasm/Node", k+"/bertlab-wasm", "onnxruntime-web", k+"/ort-web", true)
+		add(fig, "simd/Node", k+"/bertlab-wasm-simd", "onnxruntime-web", k+"/ort-web", true)
+		add(fig, "simd/Node", k+"/bertlab-wasm-simd", "bertlab wasm", k+"/bertlab-wasm", true)
 	}
 	for _, m := range []string{"base128", "mini128", "tiny16"} {
 		fig := "forward " + m + " ms 1t"
@@ -386,7 +391,10 @@ func table(files []string) error {
 		}
 		addT(fig, "native", "fwd/"+m+"/bertlab-native", "torch+OpenBLAS", "fwd/"+m+"/torch", false, tTorch)
 		addT(fig, "native", "fwd/"+m+"/bertlab-native", "onnxruntime-node", "fwd/"+m+"/ort-node", false, tOrt)
-		addT(fig, "wasm/Node", "fwd/"+m+"/bertlab-wasm", "onnxruntime-web", "fwd/"+m+"/ort-web", false, tWeb)
+		// The target is the page's engine: the SIMD build where the browser has wasm SIMD.
+		add(fig, "wasm/Node", "fwd/"+m+"/bertlab-wasm", "onnxruntime-web", "fwd/"+m+"/ort-web", false)
+		addT(fig, "simd/Node", "fwd/"+m+"/bertlab-wasm-simd", "onnxruntime-web", "fwd/"+m+"/ort-web", false, tWeb)
+		add(fig, "simd/Node", "fwd/"+m+"/bertlab-wasm-simd", "bertlab wasm", "fwd/"+m+"/bertlab-wasm", false)
 	}
 	addT("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "bertlab native 1t", "fwd/base128/bertlab-native", false, 1.6)
 	add("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "torch+OpenBLAS 2t", "fwd/base128/torch-2t", false)
@@ -398,6 +406,7 @@ func table(files []string) error {
 		fig := "train " + m + " tokens/s 1t"
 		add(fig, "native", "train/"+m+"/bertlab-native", "-", "", true)
 		add(fig, "wasm/Node", "train/"+m+"/bertlab-wasm", "bertlab native", "train/"+m+"/bertlab-native", true)
+		add(fig, "simd/Node", "train/"+m+"/bertlab-wasm-simd", "bertlab wasm", "train/"+m+"/bertlab-wasm", true)
 	}
 	add("BERT-Large F32 load s", "native", "large/load_s/bertlab-native", "-", "", false)
 	addT("BERT-Large peak RSS MB", "native", "large/peak_rss_mb/bertlab-native", "file size MB", "large/file_mb/file", false, 1/1.2)

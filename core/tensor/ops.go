@@ -41,11 +41,13 @@ func SoftmaxRows(x []float32, n int, mask []float32) {
 				row[j] += m[j]
 			}
 		}
-		softmaxInPlace(row)
+		softmaxRow(row)
 	}
 }
 
-func softmaxInPlace(row []float32) {
+// softmaxRowGo replaces row by its softmax: the pure-Go twin of softmaxRow (math.Exp in float64,
+// rounded to float32; the sum in float32).
+func softmaxRowGo(row []float32) {
 	mx := float32(math.Inf(-1))
 	for _, v := range row {
 		if v > mx {
@@ -71,25 +73,7 @@ func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []f
 	g := gamma[:n:n]
 	b := beta[:n:n]
 	for i, r := 0, 0; r+n <= len(x); i, r = i+1, r+n {
-		row := x[r : r+n : r+n]
-		out := dst[r : r+n : r+n]
-		// Accumulate in float64: the mean of a few thousand float32 values loses digits otherwise,
-		// and HF's CPU kernels accumulate with more precision than a naive float32 sum.
-		var s float64
-		for _, v := range row {
-			s += float64(v)
-		}
-		mu := s / float64(n)
-		var ss float64
-		for _, v := range row {
-			d := float64(v) - mu
-			ss += d * d
-		}
-		rs := 1 / math.Sqrt(ss/float64(n)+float64(eps))
-		m32, rs32 := float32(mu), float32(rs)
-		for j, v := range row {
-			out[j] = (v-m32)*rs32*g[j] + b[j]
-		}
+		m32, rs32 := layerNormRow(dst[r:r+n:r+n], x[r:r+n:r+n], g, b, eps)
 		if mean != nil {
 			mean[i] = m32
 		}
@@ -99,8 +83,38 @@ func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []f
 	}
 }
 
+// layerNormRowGo normalises row[n] into out[n] (out may alias row) with gamma g[n] and beta b[n],
+// and returns the row's mean and 1/sqrt(var+eps): the pure-Go twin of layerNormRow.
+func layerNormRowGo(out, row, g, b []float32, eps float32) (mean, rstd float32) {
+	n := len(row)
+	out, g, b = out[:n], g[:n], b[:n]
+	// Accumulate in float64: the mean of a few thousand float32 values loses digits otherwise,
+	// and HF's CPU kernels accumulate with more precision than a naive float32 sum.
+	var s float64
+	for _, v := range row {
+		s += float64(v)
+	}
+	mu := s / float64(n)
+	var ss float64
+	for _, v := range row {
+		d := float64(v) - mu
+		ss += d * d
+	}
+	rs := 1 / math.Sqrt(ss/float64(n)+float64(eps))
+	m32, rs32 := float32(mu), float32(rs)
+	for j, v := range row {
+		out[j] = (v-m32)*rs32*g[j] + b[j]
+	}
+	return m32, rs32
+}
+
 // GELU applies the exact GELU, x * 0.5 * (1 + erf(x / sqrt(2))), in place (HF "gelu").
 func GELU(x []float32) {
+	gelu(x)
+}
+
+// geluGo is the pure-Go twin of gelu: the exact GELU in float64 (math.Erf), rounded to float32.
+func geluGo(x []float32) {
 	for i, v := range x {
 		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
 	}

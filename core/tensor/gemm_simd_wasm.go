@@ -1,0 +1,118 @@
+//go:build wasm && goexperiment.simd && !purego
+
+package tensor
+
+import "simd"
+
+// The browser's fast path: Go's portable simd package (Go 1.27, GOEXPERIMENT=simd), which the
+// wasm backend compiles to 128-bit SIMD (f32x4) instructions. A simd.Float32s holds 4 float32
+// lanes there (simdLanes; TestSIMDLanes checks it). The driver is the same as everywhere
+// (gemm.go); the scalar twin gemmKernelGo2x4 stays in the list and both are tested against
+// gemmRef and gonum.
+
+// simdLanes is the number of float32 lanes of a simd.Float32s in wasm (128-bit vectors).
+const simdLanes = 4
+
+// gemmKernelSIMD2x16 computes a 2×16 tile: for i < 2, j < 16:
+//
+//	c[i*ldc+j] = sum_p a[p*2+i]*b[p*16+j] + beta*c[i*ldc+j]  (beta 0: c not read)
+//
+// a is a packed A sliver [kc][2], b a packed B sliver [kc][16].
+func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
+	var acc [32]float32
+	gemmDotSIMD2x16(&acc, a[:2*kc], b[:16*kc])
+	r0 := (*[16]float32)(c[:16])
+	r1 := (*[16]float32)(c[ldc : ldc+16])
+	if beta == 0 {
+		*r0 = [16]float32(acc[:16])
+		*r1 = [16]float32(acc[16:])
+		return
+	}
+	vb := simd.BroadcastFloat32s(beta)
+	for j := 0; j < 16; j += simdLanes {
+		x0 := simd.LoadFloat32s(r0[j : j+simdLanes])
+		x1 := simd.LoadFloat32s(r1[j : j+simdLanes])
+		simd.LoadFloat32s(acc[j : j+simdLanes]).Add(x0.Mul(vb)).Store(r0[j : j+simdLanes])
+		simd.LoadFloat32s(acc[16+j : 16+j+simdLanes]).Add(x1.Mul(vb)).Store(r1[j : j+simdLanes])
+	}
+}
+
+// gemmDotSIMD2x16 stores into acc the 2×16 tile of sums over the packed slivers a [kc][2] and
+// b [kc][16] (acc[i*16+j], row i, column j). Eight accumulators, four B vectors and two
+// broadcast A values use 14 of the wasm backend's 16 vector registers (4×16 and 8×8 tiles
+// spilled and ran slower). wasm SIMD has no fused multiply-add: Mul then Add. The loop
+// reslices and converts to array pointers so that no bounds check is left inside it, and takes
+// two depth steps per turn.
+func gemmDotSIMD2x16(acc *[32]float32, a, b []float32) {
+	var c00, c01, c02, c03, c10, c11, c12, c13 simd.Float32s
+	for len(a) >= 4 && len(b) >= 32 {
+		ap := (*[4]float32)(a)
+		bp := (*[32]float32)(b)
+		b0 := simd.LoadFloat32s(bp[0:4])
+		b1 := simd.LoadFloat32s(bp[4:8])
+		b2 := simd.LoadFloat32s(bp[8:12])
+		b3 := simd.LoadFloat32s(bp[12:16])
+		a0 := simd.BroadcastFloat32s(ap[0])
+		a1 := simd.BroadcastFloat32s(ap[1])
+		c00 = c00.Add(a0.Mul(b0))
+		c01 = c01.Add(a0.Mul(b1))
+		c02 = c02.Add(a0.Mul(b2))
+		c03 = c03.Add(a0.Mul(b3))
+		c10 = c10.Add(a1.Mul(b0))
+		c11 = c11.Add(a1.Mul(b1))
+		c12 = c12.Add(a1.Mul(b2))
+		c13 = c13.Add(a1.Mul(b3))
+		b0 = simd.LoadFloat32s(bp[16:20])
+		b1 = simd.LoadFloat32s(bp[20:24])
+		b2 = simd.LoadFloat32s(bp[24:28])
+		b3 = simd.LoadFloat32s(bp[28:32])
+		a0 = simd.BroadcastFloat32s(ap[2])
+		a1 = simd.BroadcastFloat32s(ap[3])
+		c00 = c00.Add(a0.Mul(b0))
+		c01 = c01.Add(a0.Mul(b1))
+		c02 = c02.Add(a0.Mul(b2))
+		c03 = c03.Add(a0.Mul(b3))
+		c10 = c10.Add(a1.Mul(b0))
+		c11 = c11.Add(a1.Mul(b1))
+		c12 = c12.Add(a1.Mul(b2))
+		c13 = c13.Add(a1.Mul(b3))
+		a = a[4:]
+		b = b[32:]
+	}
+	if len(a) >= 2 && len(b) >= 16 {
+		ap := (*[2]float32)(a)
+		bp := (*[16]float32)(b)
+		b0 := simd.LoadFloat32s(bp[0:4])
+		b1 := simd.LoadFloat32s(bp[4:8])
+		b2 := simd.LoadFloat32s(bp[8:12])
+		b3 := simd.LoadFloat32s(bp[12:16])
+		a0 := simd.BroadcastFloat32s(ap[0])
+		a1 := simd.BroadcastFloat32s(ap[1])
+		c00 = c00.Add(a0.Mul(b0))
+		c01 = c01.Add(a0.Mul(b1))
+		c02 = c02.Add(a0.Mul(b2))
+		c03 = c03.Add(a0.Mul(b3))
+		c10 = c10.Add(a1.Mul(b0))
+		c11 = c11.Add(a1.Mul(b1))
+		c12 = c12.Add(a1.Mul(b2))
+		c13 = c13.Add(a1.Mul(b3))
+	}
+	c00.Store(acc[0:4])
+	c01.Store(acc[4:8])
+	c02.Store(acc[8:12])
+	c03.Store(acc[12:16])
+	c10.Store(acc[16:20])
+	c11.Store(acc[20:24])
+	c12.Store(acc[24:28])
+	c13.Store(acc[28:32])
+}
+
+// gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
+// and an A sliver stay in L1, the packed A block (128×256) and B panel (256×512) in L2.
+var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16}
+
+// gemmKernels lists the micro-kernels this build can run, fastest first: the SIMD kernel, then
+// its pure-Go twin.
+func gemmKernels() []*gemmKernel {
+	return []*gemmKernel{gemmSIMD2x16, gemmGo2x4}
+}

@@ -1,0 +1,17 @@
+//go:build !(wasm && goexperiment.simd) || purego
+
+package tensor
+
+// Without the simd package (every build but wasm with GOEXPERIMENT=simd) the row and
+// element-wise kernels are their pure-Go twins, in ops.go.
+
+// softmaxRow replaces row by its softmax (see SoftmaxRows).
+func softmaxRow(row []float32) { softmaxRowGo(row) }
+
+// layerNormRow normalises row[n] into out[n] (see LayerNorm) and returns the mean and rstd.
+func layerNormRow(out, row, g, b []float32, eps float32) (mean, rstd float32) {
+	return layerNormRowGo(out, row, g, b, eps)
+}
+
+// gelu applies the exact GELU in place (see GELU).
+func gelu(x []float32) { geluGo(x) }

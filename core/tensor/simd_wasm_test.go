@@ -1,0 +1,300 @@
+//go:build wasm && goexperiment.simd && !purego
+
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"simd"
+	"testing"
+)
+
+// These tests run only in the wasm SIMD build (make test-wasm runs them with Go 1.27's
+// GOEXPERIMENT=simd in Node): each SIMD kernel against its pure-Go twin and a float64
+// reference. The GEMM kernel is also in gemmKernels, so every test in gemm_test.go runs it too.
+
+func TestSIMDLanes(t *testing.T) {
+	var v simd.Float32s
+	if v.Len() != simdLanes {
+		t.Fatalf("simd.Float32s has %d lanes, the kernels are written for %d", v.Len(), simdLanes)
+	}
+	if simd.Emulated() {
+		t.Errorf("the simd package is emulated: the kernels would be slower than their pure-Go twins")
+	}
+}
+
+func TestGemmKernelSelectionSIMD(t *testing.T) {
+	ks := gemmKernels()
+	if len(ks) != 2 || ks[0] != gemmSIMD2x16 || ks[1] != gemmGo2x4 {
+		t.Fatalf("gemmKernels() = %v, want [simd-2x16 go-2x4]", ks)
+	}
+	if gemmDefault != gemmSIMD2x16 {
+		t.Errorf("Gemm uses %s, want %s", gemmDefault.name, gemmSIMD2x16.name)
+	}
+	if k := gemmSIMD2x16; k.mc%k.mr != 0 || k.nc%k.nr != 0 {
+		t.Errorf("%s: blocking mc %d, nc %d is not a whole number of %dx%d tiles", k.name, k.mc, k.nc, k.mr, k.nr)
+	}
+}
+
+// TestGemmSIMDvsGo compares the SIMD kernel with the pure-Go kernel and with gonum (and the
+// float64 reference) on shapes that are not multiples of the 2×16 tile, through the driver,
+// with the real blocking and with one small enough to take every loop of the driver.
+func TestGemmSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	small := *gemmSIMD2x16
+	small.kc, small.mc, small.nc = 7, 4, 32
+	kerns := []*gemmKernel{gemmSIMD2x16, &small}
+	shapes := []gemmShape{{1, 1, 1}, {1, 17, 3}, {3, 15, 1}, {2, 16, 2}, {5, 33, 9}, {13, 47, 31}, {37, 129, 257}, {130, 530, 258}}
+	params := []gemmParams{{alpha: 1, beta: 0, pad: 1, off: 1, nanC: true}, {alpha: -0.5, beta: 1.5, pad: 3, off: 2}}
+	for _, s := range shapes {
+		for _, pr := range params {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					p := newGemmProblem(rng, tA, tB, s.m, s.n, s.k, pr.alpha, pr.beta, pr.pad, pr.off, pr.nanC)
+					goWin := p.run(t, "go-2x4", func(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+						gemmWith(gemmGo2x4, 1, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+					})
+					gon := p.run(t, "gonum", gemmGonum)
+					for i, kern := range kerns {
+						name := fmt.Sprintf("%s#%d", kern.name, i)
+						got := p.run(t, name, func(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+							gemmWith(kern, 1, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+						})
+						p.agree(t, name, "go-2x4", got, goWin)
+						p.agree(t, name, "gonum", got, gon)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestExpSIMD(t *testing.T) {
+	var worst int64
+	var at float32
+	var in, out [simdLanes]float32
+	check := func(xs [simdLanes]float32) {
+		in = xs
+		expSIMD(simd.LoadFloat32s(in[:])).Store(out[:])
+		for i, x := range in {
+			want := float32(math.Exp(float64(x)))
+			if x < -87.33654475055310898657 {
+				want = 0 // below the smallest normal float32
+			}
+			if u := ulps(out[i], want); u > worst {
+				worst, at = u, x
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	for n := 0; n < 250_000; n++ { // not "for range N": the simd rewriter of Go 1.27.3 crashes on it
+		var xs [simdLanes]float32
+		for i := range xs {
+			xs[i] = float32(-rng.Float64() * 90)
+		}
+		check(xs)
+	}
+	check([simdLanes]float32{0, float32(math.Copysign(0, -1)), -1e-30, -87.33654})
+	check([simdLanes]float32{-87.3366, -100, float32(math.Inf(-1)), -math.MaxFloat32})
+	t.Logf("worst: %d ulp at %g", worst, at)
+	if worst > 2 {
+		t.Errorf("expSIMD(%g): %d ulp from exp", at, worst)
+	}
+	in = [simdLanes]float32{float32(math.NaN()), 0, 0, 0}
+	expSIMD(simd.LoadFloat32s(in[:])).Store(out[:])
+	if out[0] == out[0] {
+		t.Errorf("expSIMD(NaN) = %g", out[0])
+	}
+}
+
+// geluRef is the exact GELU in float64.
+func geluRef(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
+// TestGELUSIMDAccuracy checks the float32 polynomial GELU against the float64 one, math.Erf's,
+// on a dense grid of [-16, 16] (every 2^-15, 1,048,577 points: where the polynomials and their
+// seams are) and on 2^20 random float32 bit patterns (every magnitude): the largest absolute
+// error must be at most 1e-6.
+func TestGELUSIMDAccuracy(t *testing.T) {
+	const tol = 1e-6
+	xs := make([]float32, 0, 1<<21+16)
+	for i := -1 << 19; i <= 1<<19; i++ {
+		xs = append(xs, float32(i)/(1<<15))
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	for n := 0; n < 1<<20; n++ {
+		x := math.Float32frombits(rng.Uint32())
+		if x != x || math.IsInf(float64(x), 0) {
+			continue
+		}
+		xs = append(xs, x)
+	}
+	// The seams of the two regions (|x/√2| = 1 and 9), and the extremes.
+	for _, x := range []float64{math.Sqrt2, 9 * math.Sqrt2, math.SmallestNonzeroFloat32, 1e-30, math.MaxFloat32} {
+		for _, d := range []float32{-1, 0, 1} {
+			v := float32(x)
+			v = math.Float32frombits(uint32(int32(math.Float32bits(v)) + int32(d)))
+			if !math.IsInf(float64(v), 0) {
+				xs = append(xs, v, -v)
+			}
+		}
+	}
+	got := append([]float32(nil), xs...)
+	gelu(got)
+	var worst float64
+	var at float32
+	for i, x := range xs {
+		want := geluRef(float64(x))
+		if d := math.Abs(float64(got[i]) - want); !(d <= worst) {
+			worst, at = d, x
+		}
+	}
+	t.Logf("%d points: largest |gelu - GELU(float64)| = %.3g at x = %g", len(xs), worst, at)
+	if !(worst <= tol) {
+		t.Errorf("gelu(%g) = %g, float64 GELU %g: error %.3g > %g", at, got[slicesIndex(xs, at)], geluRef(float64(at)), worst, tol)
+	}
+	// Specials: ±0 keep their sign, +Inf stays, NaN and -Inf give NaN as geluGo does.
+	sp := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	want := append([]float32(nil), sp...)
+	geluGo(want)
+	gelu(sp)
+	for i := range sp {
+		if math.Float32bits(sp[i]) != math.Float32bits(want[i]) && !(sp[i] != sp[i] && want[i] != want[i]) {
+			t.Errorf("special %d: gelu %g, geluGo %g", i, sp[i], want[i])
+		}
+	}
+}
+
+func slicesIndex(xs []float32, v float32) int {
+	for i, x := range xs {
+		if math.Float32bits(x) == math.Float32bits(v) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestGELUSIMDvsGo compares GELU with geluGo on lengths that are not multiples of 4 (the tail).
+func TestGELUSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025} {
+		x := randSlice(rng, n, 3)
+		want := append([]float32(nil), x...)
+		geluGo(want)
+		GELU(x)
+		for i := range x {
+			if d := math.Abs(float64(x[i] - want[i])); d > 1e-6 {
+				t.Fatalf("n=%d: element %d: GELU %g, geluGo %g", n, i, x[i], want[i])
+			}
+		}
+	}
+}
+
+// TestSoftmaxSIMDvsGo compares SoftmaxRows (SIMD) with softmaxRowGo and a float64 softmax, with
+// and without an additive mask (0 or -1e4, and the float32 minimum that some models use).
+func TestSoftmaxSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 128, 129, 1000} {
+		for _, withMask := range []bool{false, true} {
+			const rows = 3
+			x := randSlice(rng, rows*n, 4)
+			var mask []float32
+			if withMask {
+				mask = make([]float32, n)
+				for j := range mask {
+					switch j % 5 {
+					case 1:
+						mask[j] = -1e4
+					case 3:
+						mask[j] = -math.MaxFloat32
+					}
+				}
+				mask[0] = 0
+			}
+			want := append([]float32(nil), x...)
+			for r := 0; r < rows; r++ {
+				row := want[r*n : (r+1)*n]
+				for j := range row {
+					if mask != nil {
+						row[j] += mask[j]
+					}
+				}
+				softmaxRowGo(row)
+			}
+			in := append([]float32(nil), x...)
+			SoftmaxRows(x, n, mask)
+			for r := 0; r < rows; r++ {
+				// float64 reference
+				row := in[r*n : (r+1)*n]
+				mx := math.Inf(-1)
+				v := make([]float64, n)
+				for j := range row {
+					v[j] = float64(row[j])
+					if mask != nil {
+						v[j] = float64(row[j] + mask[j])
+					}
+					mx = math.Max(mx, v[j])
+				}
+				var s float64
+				for j := range v {
+					v[j] = math.Exp(v[j] - mx)
+					s += v[j]
+				}
+				for j := range v {
+					got, ref := float64(x[r*n+j]), v[j]/s
+					if d := math.Abs(got - ref); d > 1e-6*ref+1e-12 {
+						t.Fatalf("n=%d mask=%v row %d col %d: %g, float64 softmax %g", n, withMask, r, j, got, ref)
+					}
+					// softmaxRowGo's sequential float32 sum is the less exact of the two.
+					if d := math.Abs(got - float64(want[r*n+j])); d > 1e-5*ref+1e-12 {
+						t.Fatalf("n=%d mask=%v row %d col %d: %g, softmaxRowGo %g", n, withMask, r, j, got, want[r*n+j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLayerNormSIMDvsGo compares LayerNorm (SIMD, float32 lanes) with layerNormRowGo (float64
+// sums) on rows with a large offset and outliers, where a plain float32 sum loses digits.
+func TestLayerNormSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{1, 3, 4, 5, 8, 9, 31, 128, 768, 769, 4096} {
+		for _, offset := range []float32{0, 100, -3000} {
+			const rows = 3
+			x := randSlice(rng, rows*n, 2)
+			for i := range x {
+				x[i] += offset
+				if i%97 == 5 {
+					x[i] *= 30 // an outlier, as BERT's hidden states have
+				}
+			}
+			g, b := randSlice(rng, n, 1), randSlice(rng, n, 1)
+			got, want := make([]float32, rows*n), make([]float32, rows*n)
+			mean, rstd := make([]float32, rows), make([]float32, rows)
+			LayerNorm(got, x, g, b, n, 1e-12, mean, rstd)
+			for r := 0; r < rows; r++ {
+				row := x[r*n : (r+1)*n]
+				wm, wr := layerNormRowGo(want[r*n:(r+1)*n], row, g, b, 1e-12)
+				if d := math.Abs(float64(mean[r] - wm)); d > 1e-6*math.Abs(float64(wm))+1e-6 {
+					t.Errorf("n=%d offset=%g row %d: mean %g, float64 sums %g", n, offset, r, mean[r], wm)
+				}
+				if n > 1 && math.Abs(float64(rstd[r]-wr)) > 2e-6*float64(wr) {
+					t.Errorf("n=%d offset=%g row %d: rstd %g, float64 sums %g", n, offset, r, rstd[r], wr)
+				}
+				for j := 0; j < n; j++ {
+					i := r*n + j
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5+1e-5*math.Abs(float64(want[i])) {
+						t.Fatalf("n=%d offset=%g row %d col %d: %g, layerNormRowGo %g", n, offset, r, j, got[i], want[i])
+					}
+				}
+			}
+			// In place, as BERT calls it.
+			inPlace := append([]float32(nil), x...)
+			LayerNorm(inPlace, inPlace, g, b, n, 1e-12, nil, nil)
+			if !equalF32(inPlace, got) {
+				t.Errorf("n=%d offset=%g: in place differs", n, offset)
+			}
+		}
+	}
+}
