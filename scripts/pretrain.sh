@@ -20,7 +20,8 @@
 # features gives the same model, bit for bit (the assembly and pure-Go kernels round differently).
 #
 # `bash scripts/pretrain.sh finetune` afterwards adds the fine-tuning figures (sentiment, part of
-# speech) to the card: about 25 minutes more.
+# speech) to the card: about 25 minutes more; `bash scripts/pretrain.sh wasm` checks that the wasm
+# build (Node) gives the same figures, and adds that table to the card.
 #
 # Overrides (environment): STEPS, BATCH, SEQ, LR, WARMUP, PRESET, VOCAB_SIZE, SEED, NAME, OUT,
 # WORK, EVAL_EVERY, SAVE_EVERY, NOTE; for finetune FT_EPOCHS, FT_LR, FT_BATCH; for measure
@@ -45,10 +46,23 @@ WORK=${WORK:-build/pretrain/$NAME}
 EVAL_EVERY=${EVAL_EVERY:-$(( STEPS >= 10 ? STEPS / 10 : 1 ))}
 SAVE_EVERY=${SAVE_EVERY:-$(( STEPS >= 10 ? STEPS / 10 : 1 ))}
 NOTE=${NOTE:-}
-TRAIN=tinydata/pretrain/train.txt
-HELDOUT=tinydata/pretrain/heldout.txt
+TRAIN=${TRAIN:-tinydata/pretrain/train.txt}
+HELDOUT=${HELDOUT:-tinydata/pretrain/heldout.txt}
 
 $GO build -o "$BERTLAB" ./cmd/bertlab
+
+# card writes $OUT from the run's last checkpoint with its model card; the fine-tuning figures
+# ($WORK/finetune.md) and the wasm figures ($WORK/wasm.md) of earlier stages stay on it.
+card() {
+  local extra=()
+  : >"$WORK/extra.md"
+  for f in "$WORK/finetune.md" "$WORK/wasm.md"; do
+    [ -f "$f" ] && { cat "$f"; echo; } >>"$WORK/extra.md"
+  done
+  [ -s "$WORK/extra.md" ] && extra=(--extra "$WORK/extra.md")
+  "$BERTLAB" modelcard --run "$WORK/run" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
+    --recipe "$WORK/recipe.txt" --note "$NOTE" "${extra[@]}"
+}
 
 # measure: the step time of each candidate size on this machine (a few steps each; the first
 # step is included, so it slightly overstates the time of a long run).
@@ -111,8 +125,83 @@ kept), then scored on the test split with \`bertlab eval\`:
 
 Made by \`bash scripts/pretrain.sh finetune\`.
 EOF
-  "$BERTLAB" modelcard --run "$WORK/run" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
-    --recipe "$WORK/recipe.txt" --note "$NOTE" --extra "$WORK/finetune.md"
+  card
+  exit 0
+fi
+
+# wasm: the same figures from the wasm build, run in Node (the code the page runs). Builds
+# cmd/bertlab for GOOS=js and, beside the native binary: (1) scores the held-out masked LM with
+# the shipped model; (2) scores the test splits with the models `pretrain.sh finetune` made;
+# (3) repeats a short fine-tune of each task (the first WASM_FT_N training lines, one epoch, the
+# finetune recipe otherwise) in both builds and scores it. Each figure must be equal in both
+# (printed to 2 decimals, as on the card); the table goes to $WORK/wasm.md and onto the card.
+# The wasm build trains about 10x slower than native, hence the short fine-tunes.
+if [ "${1:-}" = wasm ]; then
+  FT_LR=${FT_LR:-2e-4}
+  FT_BATCH=${FT_BATCH:-32}
+  WASM_FT_N=${WASM_FT_N:-400}
+  [ -f "$OUT/config.json" ] || { echo "pretrain.sh wasm: no model in $OUT: run make pretrain first" >&2; exit 1; }
+  WASM=build/bertlab.wasm
+  GOOS=js GOARCH=wasm $GO build -o "$WASM" ./cmd/bertlab
+  NODEW=(node "$($GO env GOROOT)/lib/wasm/wasm_exec_node.js" "$WASM")
+  field() { echo "$1" | sed -n "s/.*\"$2\":\([0-9.eE+-]*\).*/\1/p" | awk '{ printf "%.2f%%", 100 * $1 }'; }
+  tmp="$WORK/wasm"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  rows=()
+  fail=0
+  row() { # what metric native-json wasm-json
+    local n w
+    n=$(field "$3" "$2")
+    w=$(field "$4" "$2")
+    [ "$n" = "$w" ] || { echo "pretrain.sh wasm: $1 $2: native $n, wasm $w" >&2; fail=1; }
+    rows+=("| $1 | $2 | $n | $w |")
+  }
+  echo "== held-out masked LM (native, then wasm)"
+  n=$("$BERTLAB" eval --task mlm --model "$OUT" --data "$HELDOUT" --seed "$SEED" --json)
+  w=$("${NODEW[@]}" eval --task mlm --model "$OUT" --data "$HELDOUT" --seed "$SEED" --json)
+  echo "native $n"; echo "wasm   $w"
+  row "held-out masked LM, shipped model" mlm_accuracy "$n" "$w"
+  row "held-out masked LM, shipped model" mlm_top5 "$n" "$w"
+  for t in "classify sentiment tinydata/sentiment/train.tsv tinydata/sentiment/dev.tsv tinydata/sentiment/test.tsv accuracy" \
+    "tag pos tinydata/pos/train.conll tinydata/pos/dev.conll tinydata/pos/test.conll token_accuracy"; do
+    set -- $t
+    task=$1 name=$2 trainf=$3 devf=$4 testf=$5 metric=$6
+    if [ -f "$WORK/$name/config.json" ]; then
+      echo "== $name: the fine-tuned model of pretrain.sh finetune on the test split"
+      n=$("$BERTLAB" eval --task "$task" --model "$WORK/$name" --data "$testf" --json)
+      w=$("${NODEW[@]}" eval --task "$task" --model "$WORK/$name" --data "$testf" --json)
+      echo "native $n"; echo "wasm   $w"
+      row "$name test, model of \`pretrain.sh finetune\`" "$metric" "$n" "$w"
+    fi
+    echo "== $name: a short fine-tune in both builds ($WASM_FT_N training lines, 1 epoch)"
+    if [ "$task" = tag ]; then # CoNLL: whole sentences (blank-line separated)
+      awk -v n="$WASM_FT_N" 'BEGIN { RS = ""; ORS = "\n\n" } NR <= n' "$trainf" >"$tmp/$name-train"
+    else
+      head -n "$WASM_FT_N" "$trainf" >"$tmp/$name-train"
+    fi
+    for b in native wasm; do
+      cmd=("$BERTLAB"); [ $b = wasm ] && cmd=("${NODEW[@]}")
+      "${cmd[@]}" finetune --task "$task" --model "$OUT" --train "$tmp/$name-train" --out "$tmp/$name-$b" --epochs 1 \
+        --batch "$FT_BATCH" --lr "$FT_LR" --seq 128 --seed "$SEED" --keep-last 2>"$tmp/$name-$b.log"
+      "${cmd[@]}" eval --task "$task" --model "$tmp/$name-$b" --data "$testf" --json >"$tmp/$name-$b.json"
+      echo "$b $(cat "$tmp/$name-$b.json")"
+    done
+    row "$name test, short fine-tune made in each build" "$metric" "$(cat "$tmp/$name-native.json")" "$(cat "$tmp/$name-wasm.json")"
+  done
+  {
+    echo "## The same figures in the wasm build"
+    echo
+    echo "\`bash scripts/pretrain.sh wasm\` runs \`bertlab\` built for GOOS=js in Node ($(node --version)), the code"
+    echo "the page runs, beside the native build. The short fine-tunes use the first $WASM_FT_N training"
+    echo "lines (sentences for part of speech), 1 epoch, batch $FT_BATCH, learning rate $FT_LR, seed $SEED."
+    echo
+    echo "| what | metric | native | wasm (Node) |"
+    echo "|---|---|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+  } >"$WORK/wasm.md"
+  cat "$WORK/wasm.md"
+  card
+  [ $fail = 0 ] || { echo "pretrain.sh wasm: the builds disagree (above)" >&2; exit 1; }
   exit 0
 fi
 
@@ -147,9 +236,5 @@ fi
 echo "pre-training stage: $(( $(date +%s) - start )) s"
 
 echo "== 3/3 model folder and card -> $OUT"
-# Fine-tuning figures from an earlier `pretrain.sh finetune` of this run stay on the card.
-EXTRA=()
-[ -f "$WORK/finetune.md" ] && EXTRA=(--extra "$WORK/finetune.md")
-"$BERTLAB" modelcard --run "$WORK/run" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
-  --recipe "$WORK/recipe.txt" --note "$NOTE" "${EXTRA[@]}"
+card
 echo "done: $OUT (fine-tuning figures for the card: bash scripts/pretrain.sh finetune)"
