@@ -48,6 +48,16 @@ type App struct {
 	Head  int
 	// HideSpecial hides the [CLS] and [SEP] rows and columns of the attention maps.
 	HideSpecial bool
+	// Sentence B (pair.go): committed, in its box, and with its masked words as [MASK]
+	// ("" without a pair). Its word ids in Masks are offset by PairWordBase.
+	TextB, DraftB, MaskedB string
+	// The next-sentence prediction of the pair, and the InputKey it is for.
+	PairNSP    *pipeline.NSPResult
+	PairNSPKey string
+	// Attention view with a pair: segment filter, head view, all heads in it (Route).
+	Seg                string
+	HeadView, AllHeads bool
+	typingB            int
 
 	Index  *ModelIndex
 	Model  ModelRef
@@ -64,10 +74,10 @@ type App struct {
 	Order      []int  // the masked word ids in text order
 
 	Preds     map[int][]pipeline.Prediction // by word id
-	PredsText string                        // the masked text Preds are for
+	PredsText string                        // the InputKey (masked text and pair) Preds are for
 
 	Att     []pipeline.AttentionResult // by layer
-	AttText string                     // the masked text Att is for
+	AttText string                     // the InputKey (masked text and pair) Att is for
 	attGen  int                        // bumped with every new Att: canvases redraw when it changes
 
 	// "Inside a layer": the token position and step shown (Layer is shared with the attention
@@ -93,6 +103,8 @@ type App struct {
 
 	// Training lab: its settings, the run and the "try it" answer (train.go).
 	Training TrainLab
+	// Embeddings view: its sentences, layer and maps (embeddings.go).
+	Emb EmbLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 
@@ -183,7 +195,8 @@ func (a *App) Start(r Route, hasText bool) {
 // ApplyRoute shows the state a URL fragment names (a link pasted into the address bar).
 func (a *App) ApplyRoute(r Route, hasText bool) {
 	if !hasText {
-		r.Text, r.Masks = a.Text, a.Masks
+		cur := a.route()
+		r.Text, r.Masks, r.Pair, r.PairMasks = cur.Text, cur.Masks, cur.Pair, cur.PairMasks
 	}
 	if r.Hash() == a.route().Hash() {
 		return
@@ -197,9 +210,20 @@ func (a *App) setRoute(r Route) {
 	a.HideSpecial = r.HideSpecial
 	a.Token, a.StepI, a.Seed, a.WholeWord, a.Sample = r.Token, r.Step, r.Seed, r.WholeWord, r.Sample
 	a.Training.setSettings(r)
+	a.setPairRoute(r)
+	a.Emb.setRoute(r)
 }
 
 func (a *App) route() Route {
+	r := a.baseRoute()
+	a.pairRoute(&r)
+	a.Emb.route(&r)
+	a.Training.route(&r)
+	return r
+}
+
+// baseRoute is the route of the state that App holds itself.
+func (a *App) baseRoute() Route {
 	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head, HideSpecial: a.HideSpecial,
 		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample,
 		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch}
@@ -239,14 +263,16 @@ func (a *App) Commit() {
 	if a.Draft == a.Text {
 		return
 	}
-	a.Text, a.Masks = a.Draft, nil
+	_, masksB := splitMasks(a.Masks) // sentence B's masks still name its words
+	a.Text, a.Masks = a.Draft, joinMasks(nil, masksB)
 	a.refresh()
 }
 
 // UseExample puts example i into the text box, with its masks.
 func (a *App) UseExample(i int) {
 	ex := Examples[i]
-	a.Text, a.Draft, a.Masks = ex.Text, ex.Text, slices.Clone(ex.Masks)
+	_, masksB := splitMasks(a.Masks)
+	a.Text, a.Draft, a.Masks = ex.Text, ex.Text, joinMasks(ex.Masks, masksB)
 	a.refresh()
 }
 
@@ -258,12 +284,14 @@ func (a *App) SetView(v string) {
 	a.View = v
 	a.writeRoute()
 	switch {
-	case v == ViewAttention && a.AttText != a.MaskedText:
+	case v == ViewAttention && a.AttText != a.InputKey():
 		a.refresh()
 	case v == ViewSteps:
 		a.fetchSteps()
 	case v == ViewMasking:
 		a.fetchLab()
+	case v == ViewEmbeddings:
+		a.fetchEmbeddings()
 	}
 }
 
@@ -288,7 +316,8 @@ func (a *App) Fill(id int, token string) {
 		return
 	}
 	// A literal [MASK] is one word in the text, as is a single predicted token, so the other
-	// words keep their ids unless the prediction is a "##" piece that joins the word before.
+	// words keep their ids unless the prediction is a "##" piece that joins the word before
+	// (in the same sentence: the other one's words keep theirs).
 	shift := 0
 	if strings.HasPrefix(token, "##") {
 		shift = -1
@@ -296,14 +325,20 @@ func (a *App) Fill(id int, token string) {
 	var masks []int
 	for _, m := range a.Masks {
 		switch {
-		case m < id:
+		case m < id || (m > id && (m >= PairWordBase) != (id >= PairWordBase)):
 			masks = append(masks, m)
 		case m > id:
 			masks = append(masks, m+shift)
 		}
 	}
-	a.Text = ReplaceWord(a.Text, w, token)
-	a.Draft, a.Masks = a.Text, masks
+	if w.Seg == 1 {
+		a.TextB = ReplaceWord(a.TextB, w, token)
+		a.DraftB = a.TextB
+	} else {
+		a.Text = ReplaceWord(a.Text, w, token)
+		a.Draft = a.Text
+	}
+	a.Masks = masks
 	a.refresh()
 }
 
@@ -338,6 +373,9 @@ func (a *App) Key(key string) bool {
 	if a.View == ViewSteps {
 		return a.stepKey(key)
 	}
+	if a.View == ViewEmbeddings {
+		return a.embKey(key)
+	}
 	if a.View != ViewAttention {
 		return false
 	}
@@ -364,7 +402,9 @@ func (a *App) refresh() {
 	if !a.Loaded {
 		return
 	}
-	gen, text, masks, topK, view, attText := a.gen, a.Text, slices.Clone(a.Masks), a.TopK, a.View, a.AttText
+	a.fetchEmbeddings() // it does not read the text: a no-op unless its view is new or its model
+	gen, text, pair, masks, topK, view, attText := a.gen, a.Text, a.Pair(), slices.Clone(a.Masks), a.TopK, a.View, a.AttText
+	nsp := pair != "" && a.HasNSP()
 	current := func() bool {
 		ok := true
 		a.Do(func() { ok = gen == a.gen })
@@ -380,16 +420,23 @@ func (a *App) refresh() {
 	a.busy++
 	a.spawn(func() {
 		defer a.Do(func() { a.busy-- })
-		tok, err := a.Eng.Tokenize(text)
+		tok, err := a.Eng.Tokenize(text, pair)
 		if err != nil {
 			fail(err)
 			return
 		}
-		words := Words(tok, text)
-		masked, order := MaskText(text, words, masks)
+		words := PairWords(tok, text, pair)
+		masked, order := MaskText(text, SegWords(words, 0), masks)
+		var maskedB string
+		if pair != "" {
+			var orderB []int
+			maskedB, orderB = MaskText(pair, SegWords(words, 1), masks)
+			order = append(order, orderB...)
+		}
+		key := inputKey(masked, maskedB)
 		a.Do(func() {
 			if gen == a.gen {
-				a.Tok, a.Words, a.MaskedText, a.Order = tok, words, masked, order
+				a.Tok, a.Words, a.MaskedText, a.MaskedB, a.Order = tok, words, masked, maskedB, order
 				// The views that read the text follow it (each drops its older answers).
 				switch view {
 				case ViewSteps:
@@ -400,10 +447,17 @@ func (a *App) refresh() {
 			}
 		})
 		if len(order) > 0 && current() {
-			fm, err := a.Eng.FillMask(masked, topK)
+			fm, err := a.Eng.FillMask(masked, maskedB, topK)
 			if err != nil {
 				fail(err)
 				return
+			}
+			if nsp {
+				a.Do(func() {
+					if gen == a.gen {
+						a.PairNSP, a.PairNSPKey = fm.NSP, key
+					}
+				})
 			}
 			preds := map[int][]pipeline.Prediction{}
 			for i, m := range fm.Masks {
@@ -413,19 +467,30 @@ func (a *App) refresh() {
 			}
 			a.Do(func() {
 				if gen == a.gen {
-					a.Preds, a.PredsText = preds, masked
+					a.Preds, a.PredsText = preds, key
 				}
 			})
-		}
-		if view == ViewAttention && masked != attText && current() {
-			att, err := a.Eng.Attention(masked)
+		} else if nsp && current() {
+			res, err := a.Eng.NextSentence(masked, maskedB)
 			if err != nil {
 				fail(err)
 				return
 			}
 			a.Do(func() {
 				if gen == a.gen {
-					a.Att, a.AttText = att, masked
+					a.PairNSP, a.PairNSPKey = res, key
+				}
+			})
+		}
+		if view == ViewAttention && key != attText && current() {
+			att, err := a.Eng.Attention(masked, maskedB)
+			if err != nil {
+				fail(err)
+				return
+			}
+			a.Do(func() {
+				if gen == a.gen {
+					a.Att, a.AttText = att, key
 					a.attGen++
 					a.SelectHead(a.Layer, a.Head)
 				}

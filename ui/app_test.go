@@ -9,6 +9,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/pipeline/embedmap"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
@@ -44,7 +45,7 @@ func (e *nativeEngine) Models() (*ModelIndex, error) {
 }
 
 func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
-	info := &ModelInfo{Parameters: e.m.NumParams()}
+	info := &ModelInfo{Parameters: e.m.NumParams(), Heads: e.m.HeadNames()}
 	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = e.m.Config.NumHiddenLayers, e.m.Config.NumAttentionHeads
 	return info, nil
 }
@@ -53,22 +54,34 @@ func (e *nativeEngine) LoadFiles(files []LocalFile) (*ModelInfo, error) {
 	return nil, errors.New("model.safetensors: not a safetensors file")
 }
 
-func (e *nativeEngine) Tokenize(text string) (*Tokens, error) {
-	enc, err := pipeline.Encode(e.tok, text, nil, e.m.Config.MaxPositionEmbeddings)
+// pairOf is the engine's optional second segment: none when pair is "".
+func pairOf(pair string) *string {
+	if pair == "" {
+		return nil
+	}
+	return &pair
+}
+
+func (e *nativeEngine) Tokenize(text, pair string) (*Tokens, error) {
+	enc, err := pipeline.Encode(e.tok, text, pairOf(pair), e.m.Config.MaxPositionEmbeddings)
 	if err != nil {
 		return nil, err
 	}
-	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, Offsets: enc.CharOffsets, Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated}, nil
+	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, TypeIDs: enc.TypeIDs, Offsets: enc.CharOffsets, Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated}, nil
 }
 
-func (e *nativeEngine) FillMask(text string, k int) (*pipeline.FillMaskResult, error) {
-	return pipeline.FillMask(e.m, e.tok, text, nil, k)
+func (e *nativeEngine) FillMask(text, pair string, k int) (*pipeline.FillMaskResult, error) {
+	return pipeline.FillMask(e.m, e.tok, text, pairOf(pair), k)
 }
 
-func (e *nativeEngine) Attention(text string) ([]pipeline.AttentionResult, error) {
+func (e *nativeEngine) NextSentence(text, pair string) (*pipeline.NSPResult, error) {
+	return pipeline.NextSentence(e.m, e.tok, text, pair)
+}
+
+func (e *nativeEngine) Attention(text, pair string) ([]pipeline.AttentionResult, error) {
 	var res []pipeline.AttentionResult
 	for l := range e.m.Config.NumHiddenLayers {
-		r, err := pipeline.Attention(e.m, e.tok, text, nil, l)
+		r, err := pipeline.Attention(e.m, e.tok, text, pairOf(pair), l)
 		if err != nil {
 			return nil, err
 		}
@@ -90,6 +103,10 @@ func (e *nativeEngine) NSPPairs(seed, n int) ([]pipeline.NSPPair, error) {
 }
 
 func (e *nativeEngine) Samples() ([]string, error) { return pipeline.SampleSentences() }
+
+func (e *nativeEngine) Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error) {
+	return embedmap.Layers(e.m, e.tok, sentences, opts)
+}
 
 func wordTexts(a *App) []string {
 	var s []string
@@ -113,7 +130,7 @@ func TestAppMaskFillAndRoute(t *testing.T) {
 	if a.MaskedText != "The [MASK] good cat." || !slices.Equal(a.Order, []int{1}) {
 		t.Errorf("masked text %q, order %v", a.MaskedText, a.Order)
 	}
-	want, err := eng.FillMask("The [MASK] good cat.", DefaultTopK)
+	want, err := eng.FillMask("The [MASK] good cat.", "", DefaultTopK)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +196,18 @@ func TestRouteRoundTrip(t *testing.T) {
 		{View: ViewMask, Text: ""},
 		{View: ViewSteps, Text: "a b", Layer: 2, Token: 3, Step: 4},
 		{View: ViewMasking, Text: "x", Seed: 9, WholeWord: true, Sample: 12},
+		{View: ViewMask, Text: "The cat sat.", Masks: []int{1}, Pair: "It was on the mat & slept 100%.", PairMasks: []int{0, 4}},
+		{View: ViewMask, Text: "a", Pair: "é ü 中文+b"},
+		{View: ViewAttention, Text: "a b", Pair: "c d", Seg: SegAB, HeadView: true, AllHeads: true, Layer: 1, Head: 2},
+		{View: ViewAttention, Text: "a b", Pair: "c", Seg: SegBB, HideSpecial: true},
+		{View: ViewAttention, Text: "a b", Pair: "c", Seg: SegBA, HeadView: true},
+		{View: ViewAttention, Text: "a", AllHeads: true},
+		{View: ViewSteps, Text: "a b", Pair: "kept for the views that read it", Layer: 1},
 	} {
 		got, ok := ParseRoute(r.Hash())
 		if !ok || got.View != r.View || got.Text != r.Text || !slices.Equal(got.Masks, r.Masks) || got.Layer != r.Layer || got.Head != r.Head ||
-			got.Token != r.Token || got.Step != r.Step || got.Seed != r.Seed || got.WholeWord != r.WholeWord || got.Sample != r.Sample || got.HideSpecial != r.HideSpecial {
+			got.Token != r.Token || got.Step != r.Step || got.Seed != r.Seed || got.WholeWord != r.WholeWord || got.Sample != r.Sample || got.HideSpecial != r.HideSpecial ||
+			got.Pair != r.Pair || !slices.Equal(got.PairMasks, r.PairMasks) || got.Seg != r.Seg || got.HeadView != r.HeadView || got.AllHeads != r.AllHeads {
 			t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
 		}
 	}

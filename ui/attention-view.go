@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
@@ -19,6 +20,12 @@ type AttentionView struct {
 	// The query row and key column under the mouse, when hovering.
 	hovering       bool
 	hoverI, hoverJ int
+
+	// Head view (headview.go): where its left column of tokens sits, and the token whose lines
+	// alone are shown when focused, pinned by a click or following the mouse.
+	lines           headViewLayout
+	focused, pinned bool
+	focus           int
 }
 
 func (c *AttentionView) hover(e vugu.DOMEvent) {
@@ -27,11 +34,10 @@ func (c *AttentionView) hover(e vugu.DOMEvent) {
 		return
 	}
 	x, y := int(e.PropFloat64("offsetX"))-c.margin, int(e.PropFloat64("offsetY"))-c.margin
-	idx := c.shown(c.App.Layer)
-	S := len(idx)
-	if x >= 0 && y >= 0 && x/c.cell < S && y/c.cell < S {
+	rows, cols := c.rows(c.App.Layer), c.cols(c.App.Layer)
+	if x >= 0 && y >= 0 && x/c.cell < len(cols) && y/c.cell < len(rows) {
 		// Rows and columns keep their numbers in the full matrix when some are hidden.
-		c.hovering, c.hoverI, c.hoverJ = true, idx[y/c.cell], idx[x/c.cell]
+		c.hovering, c.hoverI, c.hoverJ = true, rows[y/c.cell], cols[x/c.cell]
 	}
 }
 
@@ -79,13 +85,29 @@ func (c *AttentionView) legend() string {
 	return fmt.Sprintf("rows: the token that attends (query) · columns: the token attended to (key) · shade: √probability, from 0 to 1 · largest in this head %.3f", maxOf(c.shownHead(c.App.Layer, c.App.Head)))
 }
 
-// shown is the token positions of layer l's maps that are drawn: all of them, or all but
-// [CLS] and [SEP] when the user hides those.
-func (c *AttentionView) shown(l int) []int {
-	tokens := c.App.Att[l].Tokens
-	idx := make([]int, 0, len(tokens))
-	for i, t := range tokens {
+// hasPair reports whether the maps are of a pair (some token of type 1).
+func (c *AttentionView) hasPair() bool {
+	return len(c.App.Att) > 0 && slices.Contains(c.App.Att[0].TypeIDs, 1)
+}
+
+// seg is the segment filter in force: SegAll without a pair.
+func (c *AttentionView) seg() string {
+	if !c.hasPair() {
+		return SegAll
+	}
+	return c.App.Seg
+}
+
+// shown is the token positions of layer l of token type typ (-1: any) that the maps draw:
+// all of them, or all but [CLS] and [SEP] when the user hides those.
+func (c *AttentionView) shown(l, typ int) []int {
+	r := c.App.Att[l]
+	idx := make([]int, 0, len(r.Tokens))
+	for i, t := range r.Tokens {
 		if c.App.HideSpecial && (t == "[CLS]" || t == "[SEP]") {
+			continue
+		}
+		if typ >= 0 && (i >= len(r.TypeIDs) || r.TypeIDs[i] != typ) {
 			continue
 		}
 		idx = append(idx, i)
@@ -93,18 +115,30 @@ func (c *AttentionView) shown(l int) []int {
 	return idx
 }
 
-// shownHead is head h of layer l with only the shown rows and columns. Nothing is
-// renormalised: with [CLS] and [SEP] hidden a row sums to less than 1.
+// rows and cols are the token positions of the drawn rows (the tokens that attend) and
+// columns (the tokens attended to) of layer l, after the segment filter.
+func (c *AttentionView) rows(l int) []int {
+	t, _ := segTypes(c.seg())
+	return c.shown(l, t)
+}
+
+func (c *AttentionView) cols(l int) []int {
+	_, t := segTypes(c.seg())
+	return c.shown(l, t)
+}
+
+// shownHead is head h of layer l with only the shown rows and columns, [len(rows), len(cols)].
+// Nothing is renormalised: with tokens hidden or filtered out a row sums to less than 1.
 func (c *AttentionView) shownHead(l, h int) [][]float32 {
 	m := c.App.Att[l].Attentions[h]
-	if !c.App.HideSpecial {
+	if !c.App.HideSpecial && c.seg() == SegAll {
 		return m
 	}
-	idx := c.shown(l)
-	out := make([][]float32, len(idx))
-	for a, i := range idx {
-		out[a] = make([]float32, len(idx))
-		for b, j := range idx {
+	rows, cols := c.rows(l), c.cols(l)
+	out := make([][]float32, len(rows))
+	for a, i := range rows {
+		out[a] = make([]float32, len(cols))
+		for b, j := range cols {
 			out[a][b] = m[i][j]
 		}
 	}
@@ -112,16 +146,23 @@ func (c *AttentionView) shownHead(l, h int) [][]float32 {
 }
 
 func (c *AttentionView) drawKey(l, h int) string {
-	return fmt.Sprintf("%d/%d/%d/%t", c.App.attGen, l, h, c.App.HideSpecial)
+	return fmt.Sprintf("%d/%d/%d/%s/%t", c.App.attGen, l, h, c.seg(), c.App.HideSpecial)
 }
 
-// exportPNG downloads the large heatmap, as drawn, as a PNG file.
+// exportPNG downloads the large heatmap, or the head view when it is shown, as drawn, as a
+// PNG file.
 func (c *AttentionView) exportPNG() {
-	canvas := js.Global().Get("document").Call("querySelector", ".heatmap canvas")
+	sel, name := ".heatmap canvas", fmt.Sprintf("bertlab-attention-layer%d-head%d.png", c.App.Layer, c.App.Head)
+	if c.App.HeadView {
+		sel, name = ".headview canvas", fmt.Sprintf("bertlab-headview-layer%d-head%d.png", c.App.Layer, c.App.Head)
+		if c.App.AllHeads {
+			name = fmt.Sprintf("bertlab-headview-layer%d-allheads.png", c.App.Layer)
+		}
+	}
+	canvas := js.Global().Get("document").Call("querySelector", sel)
 	if canvas.IsUndefined() || canvas.IsNull() {
 		return
 	}
-	name := fmt.Sprintf("bertlab-attention-layer%d-head%d.png", c.App.Layer, c.App.Head)
 	var done js.Func
 	done = js.FuncOf(func(_ js.Value, args []js.Value) any {
 		defer done.Release()
@@ -179,11 +220,24 @@ func (c *AttentionView) drawThumb(holder js.Value, l, h int) {
 		return
 	}
 	m := c.shownHead(l, h)
-	S := len(m)
-	canvas.Set("width", S)
-	canvas.Set("height", S)
+	R, C := dims(m)
+	if R == 0 || C == 0 {
+		canvas.Set("width", 1)
+		canvas.Set("height", 1)
+		return
+	}
+	canvas.Set("width", C)
+	canvas.Set("height", R)
 	ctx := canvas.Call("getContext", "2d")
 	ctx.Call("putImageData", heatImage(ctx, m), 0, 0)
+}
+
+// dims is the number of rows and columns of m.
+func dims(m [][]float32) (rows, cols int) {
+	if len(m) == 0 {
+		return 0, 0
+	}
+	return len(m), len(m[0])
 }
 
 // Layout of the large heatmap, in CSS pixels.
@@ -201,12 +255,16 @@ func (c *AttentionView) drawBig(holder js.Value) {
 		return
 	}
 	m := c.shownHead(c.App.Layer, c.App.Head)
-	var tokens []string
-	for _, i := range c.shown(c.App.Layer) {
-		tokens = append(tokens, c.App.Att[c.App.Layer].Tokens[i])
+	all := c.App.Att[c.App.Layer].Tokens
+	var rowTok, colTok []string
+	for _, i := range c.rows(c.App.Layer) {
+		rowTok = append(rowTok, all[i])
 	}
-	S := len(m)
-	cell := min(max(bigMaxSide/max(S, 1), bigMinCell), bigMaxCell)
+	for _, j := range c.cols(c.App.Layer) {
+		colTok = append(colTok, all[j])
+	}
+	R, C := len(rowTok), len(colTok)
+	cell := min(max(bigMaxSide/max(R, C, 1), bigMinCell), bigMaxCell)
 	// Label every token when the rows are tall enough for the font, else every few.
 	every := 1
 	for cell*every < 13 {
@@ -215,15 +273,17 @@ func (c *AttentionView) drawBig(holder js.Value) {
 	ctx := canvas.Call("getContext", "2d")
 	ctx.Set("font", labelFont)
 	label := 0.0
-	for _, t := range tokens {
+	for _, t := range append(slices.Clone(rowTok), colTok...) {
 		label = max(label, ctx.Call("measureText", t).Get("width").Float())
 	}
 	margin := int(label) + 10
 	c.margin, c.cell = margin, cell
 	canvas.Set("bertlabMargin", margin) // for tests that point at a cell
 	canvas.Set("bertlabCell", cell)
-	side := S * cell
-	w, hgt := margin+side+2, margin+side+2
+	canvas.Set("bertlabRows", R)
+	canvas.Set("bertlabCols", C)
+	wide, high := C*cell, R*cell
+	w, hgt := margin+wide+2, margin+high+2
 	dpr := js.Global().Get("devicePixelRatio").Float()
 	if dpr < 1 {
 		dpr = 1
@@ -238,48 +298,51 @@ func (c *AttentionView) drawBig(holder js.Value) {
 	ctx.Set("fillStyle", "#ffffff")
 	ctx.Call("fillRect", 0, 0, w, hgt)
 
+	if R == 0 || C == 0 {
+		return
+	}
 	// The matrix: one pixel per pair in an offscreen canvas, scaled up without smoothing.
 	off := js.Global().Get("document").Call("createElement", "canvas")
-	off.Set("width", S)
-	off.Set("height", S)
+	off.Set("width", C)
+	off.Set("height", R)
 	octx := off.Call("getContext", "2d")
 	octx.Call("putImageData", heatImage(octx, m), 0, 0)
 	ctx.Set("imageSmoothingEnabled", false)
-	ctx.Call("drawImage", off, margin, margin, side, side)
+	ctx.Call("drawImage", off, margin, margin, wide, high)
 	ctx.Set("strokeStyle", "#cbd5e1")
 	ctx.Set("lineWidth", 1)
-	ctx.Call("strokeRect", float64(margin)-0.5, float64(margin)-0.5, side+1, side+1)
+	ctx.Call("strokeRect", float64(margin)-0.5, float64(margin)-0.5, wide+1, high+1)
 
 	ctx.Set("font", labelFont)
 	ctx.Set("fillStyle", "#334155")
 	ctx.Set("textBaseline", "middle")
 	ctx.Set("textAlign", "right")
-	for i := 0; i < S; i += every {
-		ctx.Call("fillText", tokens[i], margin-6, margin+i*cell+cell/2)
+	for i := 0; i < R; i += every {
+		ctx.Call("fillText", rowTok[i], margin-6, margin+i*cell+cell/2)
 	}
 	// Key labels, rotated to read bottom-up.
 	ctx.Set("textAlign", "left")
-	for j := 0; j < S; j += every {
+	for j := 0; j < C; j += every {
 		ctx.Call("save")
 		ctx.Call("translate", margin+j*cell+cell/2, margin-6)
 		ctx.Call("rotate", -1.5707963267948966)
-		ctx.Call("fillText", tokens[j], 0, 0)
+		ctx.Call("fillText", colTok[j], 0, 0)
 		ctx.Call("restore")
 	}
 }
 
-// heatImage turns a [S, S] matrix of probabilities into an ImageData. The shade is √p on a
+// heatImage turns a [R, C] matrix of probabilities into an ImageData. The shade is √p on a
 // fixed scale, so that heads can be compared: a head that spreads its attention is pale, one
 // that picks a single token dark, and the square root keeps a uniform row over a short
 // sentence visible.
 func heatImage(ctx js.Value, m [][]float32) js.Value {
-	S := len(m)
-	img := ctx.Call("createImageData", S, S)
-	px := make([]byte, 4*S*S)
+	R, C := dims(m)
+	img := ctx.Call("createImageData", C, R)
+	px := make([]byte, 4*R*C)
 	for i, row := range m {
 		for j, v := range row {
 			r, g, b := ramp(math.Sqrt(max(float64(v), 0)))
-			o := 4 * (i*S + j)
+			o := 4 * (i*C + j)
 			px[o], px[o+1], px[o+2], px[o+3] = r, g, b, 255
 		}
 	}

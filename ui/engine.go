@@ -20,10 +20,14 @@ type Engine interface {
 	// LoadFiles loads a BERT folder the user picked (config.json, model.safetensors, vocab.txt,
 	// tokenizer_config.json), replacing the current model; a failed load keeps it.
 	LoadFiles(files []LocalFile) (*ModelInfo, error)
-	Tokenize(text string) (*Tokens, error)
-	FillMask(text string, topK int) (*pipeline.FillMaskResult, error)
+	// Tokenize, FillMask and Attention read the pair (text, pair) when pair is not "": BERT's
+	// two segments, sentence A and sentence B.
+	Tokenize(text, pair string) (*Tokens, error)
+	FillMask(text, pair string, topK int) (*pipeline.FillMaskResult, error)
+	// NextSentence is the next-sentence prediction of the pair (pipeline.NextSentence).
+	NextSentence(text, pair string) (*pipeline.NSPResult, error)
 	// Attention returns every layer's attention probabilities, layer 0 first.
-	Attention(text string) ([]pipeline.AttentionResult, error)
+	Attention(text, pair string) ([]pipeline.AttentionResult, error)
 	// Steps walks layer's operations for the token at position token (pipeline.Steps).
 	Steps(text string, layer, token int) (*pipeline.StepsResult, error)
 	// MaskLab masks text as BERT's pre-training does, drawing from seed (pipeline.MaskLab).
@@ -32,6 +36,9 @@ type Engine interface {
 	NSPPairs(seed, n int) ([]pipeline.NSPPair, error)
 	// Samples lists the sentences of the sample corpus (pipeline.SampleSentences).
 	Samples() ([]string, error)
+	// Embeddings maps every token of sentences to 2-D at every layer, layer 0 (the embedding
+	// output) first, one PCA per layer (embedmap.Layers).
+	Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error)
 
 	// TrainStart prepares a training-lab run (pipeline.NewFinetune) on a copy of the loaded
 	// model, replacing the previous run.
@@ -93,7 +100,8 @@ type ModelInfo struct {
 type Tokens struct {
 	IDs     []int    `json:"input_ids"`
 	Tokens  []string `json:"tokens"`
-	Offsets [][2]int `json:"offsets"` // code point spans into the text; [0,0] for added tokens
+	TypeIDs []int    `json:"token_type_ids"` // 0: [CLS], sentence A, [SEP]; 1: sentence B, [SEP]
+	Offsets [][2]int `json:"offsets"`        // code point spans into the text; [0,0] for added tokens
 	Special []bool   `json:"special"`
 	WordIDs []int    `json:"word_ids"` // -1 for added special tokens
 	// Truncated reports that the text is longer than the model's positions.

@@ -12,13 +12,39 @@ type MaskView struct {
 }
 
 func (c *MaskView) wordClass(w Word) string {
+	cls := "word"
 	switch {
 	case w.Literal:
-		return "word masked literal"
+		cls = "word masked literal"
 	case w.Masked(c.App.Masks):
-		return "word masked"
+		cls = "word masked"
 	}
-	return "word"
+	return cls + segClass(w)
+}
+
+func (c *MaskView) specialClass(w Word) string { return "word special" + segClass(w) }
+
+// segClass colours the words of sentence B.
+func segClass(w Word) string {
+	if w.Seg == 1 {
+		return " seg-b"
+	}
+	return ""
+}
+
+// nspAttr is the IsNext probability for tests, "" until it is computed for the text shown.
+func (c *MaskView) nspAttr() string {
+	if c.App.PairNSP == nil || c.App.PairNSPKey != c.App.InputKey() {
+		return ""
+	}
+	return scoreAttr(c.App.PairNSP.IsNext)
+}
+
+func (c *MaskView) nspClass() string {
+	if c.App.PairNSPKey != c.App.InputKey() {
+		return "nsp-result stale"
+	}
+	return "nsp-result"
 }
 
 func (c *MaskView) wordTitle(w Word) string {
@@ -43,7 +69,7 @@ func (c *MaskView) maskNumber(id int) string {
 }
 
 func (c *MaskView) cardClass(id int) string {
-	if c.App.PredsText != c.App.MaskedText || c.App.Preds[id] == nil {
+	if c.App.PredsText != c.App.InputKey() || c.App.Preds[id] == nil {
 		return "card stale"
 	}
 	return "card"

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -53,10 +54,138 @@ func (c *ModelsView) dragOver(e vugu.DOMEvent) {
 
 func (c *ModelsView) dragLeave() { c.over = false }
 
+// drop loads what was dropped: files, or whole folders. A folder shows up in
+// dataTransfer.files as an unreadable entry, so the items are asked for their file-system
+// entries (webkitGetAsEntry, which only answers while the event is dispatched) and the
+// folders are read after the handler returns.
 func (c *ModelsView) drop(e vugu.DOMEvent) {
 	e.PreventDefault()
 	c.over = false
-	c.App.LoadLocal(fileList(e.JSEvent().Get("dataTransfer").Get("files")))
+	dt := e.JSEvent().Get("dataTransfer")
+	entries, dirs := dropEntries(dt)
+	if dirs == 0 {
+		c.App.LoadLocal(fileList(dt.Get("files")))
+		return
+	}
+	a := c.App
+	a.LoadErr, a.LoadMsg = "", ""
+	a.busy++
+	a.Loading = true
+	a.spawn(func() {
+		var files []LocalFile
+		var err error
+		for _, ent := range entries {
+			if err = readEntry(ent, &files, 0); err != nil {
+				break
+			}
+		}
+		a.Do(func() {
+			a.busy--
+			a.Loading = false
+			if err != nil {
+				a.LoadErr = "reading the dropped folder: " + err.Error()
+				return
+			}
+			a.LoadLocal(files)
+		})
+	})
+}
+
+// dropEntries returns the file-system entries of a drop's items, and how many are folders.
+func dropEntries(dt js.Value) (entries []js.Value, dirs int) {
+	items := dt.Get("items")
+	if items.IsUndefined() || items.IsNull() {
+		return nil, 0
+	}
+	for i := range items.Length() {
+		it := items.Index(i)
+		if it.Get("kind").String() != "file" || it.Get("webkitGetAsEntry").Type() != js.TypeFunction {
+			continue
+		}
+		ent := it.Call("webkitGetAsEntry")
+		if ent.IsNull() || ent.IsUndefined() {
+			continue
+		}
+		if ent.Get("isDirectory").Truthy() {
+			dirs++
+		}
+		entries = append(entries, ent)
+	}
+	return entries, dirs
+}
+
+// Bounds on reading a dropped folder: a whole disk dropped by mistake is not walked.
+const (
+	maxDropFiles = 20000
+	maxDropDepth = 8
+)
+
+// readEntry appends the files under a FileSystemEntry to out, with their paths in the drop
+// (a folder's files as FOLDER/NAME). Folders whose names start with "." (.git, .cache) are
+// skipped. It blocks on the browser's callbacks: call it from a goroutine.
+func readEntry(ent js.Value, out *[]LocalFile, depth int) error {
+	if len(*out) >= maxDropFiles {
+		return fmt.Errorf("more than %d files: drop the model's folder itself", maxDropFiles)
+	}
+	name := ent.Get("name").String()
+	if !ent.Get("isDirectory").Truthy() {
+		res, err := await(func(ok, fail js.Value) { ent.Call("file", ok, fail) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		f := res[0]
+		*out = append(*out, LocalFile{Name: name, Path: strings.TrimPrefix(ent.Get("fullPath").String(), "/"), Size: int64(f.Get("size").Float()), Handle: f})
+		return nil
+	}
+	if depth > 0 && strings.HasPrefix(name, ".") {
+		return nil
+	}
+	if depth >= maxDropDepth {
+		return nil
+	}
+	r := ent.Call("createReader")
+	for {
+		// readEntries answers in batches (100 in Chromium) until it answers none.
+		res, err := await(func(ok, fail js.Value) { r.Call("readEntries", ok, fail) })
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		batch := res[0]
+		if batch.Length() == 0 {
+			return nil
+		}
+		for i := range batch.Length() {
+			if err := readEntry(batch.Index(i), out, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// await calls start with a success and a failure callback and waits for one of them.
+func await(start func(ok, fail js.Value)) ([]js.Value, error) {
+	type answer struct {
+		args []js.Value
+		err  error
+	}
+	ch := make(chan answer, 1)
+	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- answer{args: append([]js.Value(nil), args...)}
+		return nil
+	})
+	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "failed"
+		if len(args) > 0 {
+			msg = args[0].Call("toString").String()
+		}
+		ch <- answer{err: errors.New(msg)}
+		return nil
+	})
+	start(ok.Value, fail.Value)
+	a := <-ch
+	ok.Release()
+	fail.Release()
+	return a.args, a.err
 }
 
 func (c *ModelsView) picked(e vugu.DOMEvent) {

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -32,31 +35,97 @@ type LocalFile struct {
 	Data []byte
 }
 
-// PickModelFiles keeps the files of files that a BERT folder needs, by name (a folder picked
-// whole brings its other files too), and reports what is missing.
+// weightFormats are weight files of other formats, named when a folder has no
+// model.safetensors.
+var weightFormats = []string{"model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5", "flax_model.msgpack"}
+
+// PickModelFiles keeps the files of files that a BERT folder needs, by name: config.json,
+// model.safetensors, vocab.txt and tokenizer_config.json when there is one. A folder picked
+// or dropped whole brings its other files too, and maybe subfolders (checkpoint-500/, onnx/):
+// the files are taken from the shallowest folder that holds the three needed ones (the first
+// by name among equals), never mixed from two folders. Otherwise the error says what is
+// missing, and where.
 func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
-	var picked []LocalFile
-	have := map[string]bool{}
+	byDir := map[string]map[string]LocalFile{}
+	others := map[string][]string{} // folder -> weight files of other formats
 	for _, f := range files {
-		name := path.Base(strings.ReplaceAll(f.Name, "\\", "/"))
+		p := f.Path
+		if p == "" {
+			p = f.Name
+		}
+		p = strings.TrimPrefix(strings.ReplaceAll(p, "\\", "/"), "/")
+		dir, name := path.Dir(p), path.Base(p)
+		if slices.Contains(weightFormats, name) {
+			others[dir] = append(others[dir], name)
+		}
+		if !slices.Contains(modelFileNames, name) {
+			continue
+		}
+		if byDir[dir] == nil {
+			byDir[dir] = map[string]LocalFile{}
+		}
+		if _, dup := byDir[dir][name]; !dup {
+			f.Name = name
+			byDir[dir][name] = f
+		}
+	}
+	depth := func(dir string) int {
+		if dir == "." {
+			return 0
+		}
+		return strings.Count(dir, "/") + 1
+	}
+	dirs := slices.Collect(maps.Keys(byDir))
+	// Shallowest first, then the one with most of the needed files, then by name.
+	needed := func(dir string) int {
+		n := 0
+		for _, want := range modelFileNames[:3] {
+			if _, ok := byDir[dir][want]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	slices.SortFunc(dirs, func(a, b string) int {
+		if c := cmp.Compare(needed(b)/3, needed(a)/3); c != 0 { // complete folders first
+			return c
+		}
+		if c := cmp.Compare(depth(a), depth(b)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(needed(b), needed(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	if len(dirs) > 0 && needed(dirs[0]) == 3 {
+		var picked []LocalFile
 		for _, want := range modelFileNames {
-			if name == want && !have[name] {
-				have[name] = true
-				f.Name = name
+			if f, ok := byDir[dirs[0]][want]; ok {
 				picked = append(picked, f)
 			}
 		}
+		return picked, nil
+	}
+	best := "."
+	if len(dirs) > 0 {
+		best = dirs[0]
 	}
 	var missing []string
 	for _, want := range modelFileNames[:3] {
-		if !have[want] {
+		if _, ok := byDir[best][want]; !ok {
 			missing = append(missing, want)
 		}
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("missing %s: a BERT folder needs config.json, model.safetensors and vocab.txt (tokenizer_config.json is optional)", strings.Join(missing, ", "))
+	where := ""
+	if best != "." {
+		where = fmt.Sprintf(" in %s/", best)
 	}
-	return picked, nil
+	msg := fmt.Sprintf("missing %s%s: a BERT folder needs config.json, model.safetensors and vocab.txt (tokenizer_config.json is optional)", strings.Join(missing, ", "), where)
+	if o := others[best]; len(o) > 0 && slices.Contains(missing, "model.safetensors") {
+		msg += fmt.Sprintf(". The folder has %s: the page reads single-file safetensors weights only (convert with transformers: model.save_pretrained(dir, safe_serialization=True, max_shard_size=\"10GB\"))", strings.Join(o, ", "))
+	}
+	return nil, errors.New(msg)
 }
 
 // EstimateParams counts the parameters of a BERT with config c (embeddings, encoder, pooler
@@ -84,10 +153,11 @@ func CheckModelSize(config []byte) (bert.Config, int64, error) {
 	return c, n, nil
 }
 
-// localName names the user's model after its folder when a folder was picked.
+// localName names the user's model after the folder its files come from, when a folder was
+// picked or dropped.
 func localName(files []LocalFile) string {
 	for _, f := range files {
-		if dir, _, ok := strings.Cut(f.Path, "/"); ok && dir != "" {
+		if dir := path.Base(path.Dir(strings.TrimPrefix(f.Path, "/"))); f.Path != "" && dir != "." && dir != "/" {
 			return dir + " (yours)"
 		}
 	}
@@ -176,7 +246,7 @@ func (a *App) LoadLocal(files []LocalFile) {
 				a.LoadErr = "the engine could not load your files: " + err.Error() + ". The previous model is still loaded."
 				return
 			}
-			a.Model = ModelRef{Name: localName(files)}
+			a.Model = ModelRef{Name: localName(picked)}
 			a.Info, a.Loaded = info, true
 			a.LoadMsg = fmt.Sprintf("Loaded your model: %s parameters.", humanCount(info.Parameters))
 			// Answers of the old model are stale: ask again.

@@ -92,3 +92,43 @@ func TestGroupDigits(t *testing.T) {
 		t.Errorf("localName %q", got)
 	}
 }
+
+// TestPickModelFilesNested: a folder dropped or picked whole, with subfolders and other
+// files, gives the files of the shallowest folder that has all three needed ones, never a mix.
+func TestPickModelFilesNested(t *testing.T) {
+	f := func(p string) LocalFile { return LocalFile{Name: p[strings.LastIndex(p, "/")+1:], Path: p} }
+	got, err := PickModelFiles([]LocalFile{
+		f("bert/checkpoint-500/config.json"), f("bert/checkpoint-500/model.safetensors"), f("bert/checkpoint-500/vocab.txt"),
+		f("bert/.git/config"), f("bert/README.md"), f("bert/onnx/model.safetensors"),
+		f("bert/config.json"), f("bert/model.safetensors"), f("bert/vocab.txt"), f("bert/tokenizer_config.json"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, g := range got {
+		paths = append(paths, g.Path)
+	}
+	if strings.Join(paths, " ") != "bert/config.json bert/model.safetensors bert/vocab.txt bert/tokenizer_config.json" {
+		t.Errorf("picked %v", paths)
+	}
+	if n := localName(got); n != "bert (yours)" {
+		t.Errorf("name %q", n)
+	}
+
+	// The top folder lacks the weights: the complete subfolder is taken whole.
+	got, err = PickModelFiles([]LocalFile{f("run/config.json"), f("run/vocab.txt"), f("run/ckpt/config.json"), f("run/ckpt/model.safetensors"), f("run/ckpt/vocab.txt")})
+	if err != nil || len(got) != 3 || got[0].Path != "run/ckpt/config.json" || got[2].Path != "run/ckpt/vocab.txt" || localName(got) != "ckpt (yours)" {
+		t.Errorf("picked %+v, %v", got, err)
+	}
+
+	// No folder has everything: the error names what the top folder lacks, and the weights
+	// of another format it has.
+	_, err = PickModelFiles([]LocalFile{f("m/config.json"), f("m/vocab.txt"), f("m/pytorch_model.bin"), f("m/sub/vocab.txt")})
+	if err == nil || !strings.Contains(err.Error(), "missing model.safetensors in m/") || !strings.Contains(err.Error(), "pytorch_model.bin") {
+		t.Errorf("error %v", err)
+	}
+	if _, err := PickModelFiles(nil); err == nil || !strings.Contains(err.Error(), "missing config.json, model.safetensors, vocab.txt:") {
+		t.Errorf("nothing dropped: %v", err)
+	}
+}

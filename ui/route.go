@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // Views of the page, as they appear in the URL fragment.
@@ -16,21 +18,33 @@ const (
 	ViewMasking   = "masking" // "Masking lab"
 	ViewTrain     = "train"   // "Training lab"
 	ViewModels    = "models"  // "Models"
+	// ViewEmbeddings is "Embeddings": #embeddings?s=...&s=...&layer=1&word=bank.
+	ViewEmbeddings = "embeddings"
 )
 
 // Route is the page state that the URL fragment carries, so that a view can be shared:
-// #mask?text=...&masks=2,5, #attention?text=...&masks=2&layer=1&head=0,
+// #mask?text=...&masks=2,5&b=...&bmasks=1, #attention?text=...&masks=2&layer=1&head=0,
 // #steps?text=...&layer=1&token=3&step=4 or #masking?text=...&seed=7&ww=1&sample=12.
 type Route struct {
 	View  string
 	Text  string
 	Masks []int // word ids, ascending
-	Layer int   // attention and steps views
-	Head  int
+	// Pair is sentence B, BERT's second segment, read by the mask and attention views
+	// ("&b=..."); PairMasks are its masked word ids, counted within sentence B ("&bmasks=").
+	Pair      string
+	PairMasks []int
+	Layer     int // attention and steps views
+	Head      int
 	// HideSpecial: the attention view hides [CLS] and [SEP] ("&special=0").
 	HideSpecial bool
-	Token       int // steps view: the token position ([CLS] is 0) and the step shown
-	Step        int
+	// Attention view with a pair: the segment filter (SegAB etc., "&seg=ab"; SegAll shows
+	// everything); the head view in place of the heatmap ("&show=lines"), with every head of
+	// the layer rather than the selected one ("&heads=all").
+	Seg      string
+	HeadView bool
+	AllHeads bool
+	Token    int // steps view: the token position ([CLS] is 0) and the step shown
+	Step     int
 	// Masking lab: the seed of the draws, whole-word masking, and the corpus sample shown
 	// (1-based sentence number of tinydata web/pretrain.txt; 0 for the sentence box).
 	Seed      int
@@ -42,6 +56,16 @@ type Route struct {
 	Epochs int
 	LR     float64
 	Batch  int
+	// Pre-training (Task "mlm"): optimizer steps ("&steps="), the new model's hidden size
+	// ("&hidden=") and its vocabulary ("&vocab=model" for the loaded model's; else one trained
+	// on the corpus).
+	Steps    int
+	Hidden   int
+	MLMVocab string
+	// Embeddings view: its sentences ("&s=", once each) and the word joined across them
+	// ("&word="); Layer and HideSpecial are shared with the attention view.
+	Sentences []string
+	Word      string
 }
 
 // ParseRoute reads a location.hash ("#mask?text=..."); what it cannot read keeps its default.
@@ -53,17 +77,21 @@ func ParseRoute(hash string) (Route, bool) {
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
 	switch view {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
 	r.Text = q.Get("text")
-	for _, s := range strings.Split(q.Get("masks"), ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n >= 0 && !slices.Contains(r.Masks, n) {
-			r.Masks = append(r.Masks, n)
-		}
+	r.Masks = parseIDs(q.Get("masks"))
+	r.Pair = q.Get("b")
+	if r.Pair != "" {
+		r.PairMasks = parseIDs(q.Get("bmasks"))
 	}
-	slices.Sort(r.Masks)
+	if s := q.Get("seg"); slices.Contains(Segs[1:], s) {
+		r.Seg = s
+	}
+	r.HeadView = q.Get("show") == "lines"
+	r.AllHeads = q.Get("heads") == "all"
 	r.Layer, _ = strconv.Atoi(q.Get("layer"))
 	r.Head, _ = strconv.Atoi(q.Get("head"))
 	r.Token, _ = strconv.Atoi(q.Get("token"))
@@ -72,16 +100,53 @@ func ParseRoute(hash string) (Route, bool) {
 	r.Sample, _ = strconv.Atoi(q.Get("sample"))
 	r.WholeWord = q.Get("ww") == "1"
 	r.HideSpecial = q.Get("special") == "0"
+	r.Sentences, r.Word = parseSentences(q["s"]), q.Get("word")
 	r.Task = q.Get("task")
 	r.Epochs, _ = strconv.Atoi(q.Get("epochs"))
 	r.LR, _ = strconv.ParseFloat(q.Get("lr"), 64)
 	r.Batch, _ = strconv.Atoi(q.Get("bs"))
 	r.Epochs, r.Batch = max(r.Epochs, 0), max(r.Batch, 0)
+	r.Steps, _ = strconv.Atoi(q.Get("steps"))
+	r.Hidden, _ = strconv.Atoi(q.Get("hidden"))
+	r.Steps, r.Hidden, r.MLMVocab = max(r.Steps, 0), max(r.Hidden, 0), q.Get("vocab")
 	if !(r.LR > 0 && r.LR < 1) {
 		r.LR = 0
 	}
 	r.Layer, r.Head, r.Token, r.Step, r.Seed, r.Sample = max(r.Layer, 0), max(r.Head, 0), max(r.Token, 0), max(r.Step, 0), max(r.Seed, 0), max(r.Sample, 0)
 	return r, q.Has("text")
+}
+
+// parseSentences keeps the embeddings view's sentences that are not blank, at most
+// pipeline.MaxEmbeddingSentences of them.
+func parseSentences(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s = cleanSentence(s); s != "" && len(out) < pipeline.MaxEmbeddingSentences {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// parseIDs reads a comma-separated list of word ids, leniently: what is not a number >= 0 is
+// skipped, and the ids come back ascending, each once.
+func parseIDs(list string) []int {
+	var ids []int
+	for _, s := range strings.Split(list, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n >= 0 && !slices.Contains(ids, n) {
+			ids = append(ids, n)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func joinIDs(ids []int) string {
+	s := make([]string, len(ids))
+	for i, m := range ids {
+		s[i] = strconv.Itoa(m)
+	}
+	return strings.Join(s, ",")
 }
 
 // Hash writes the route as a URL fragment: the view, then text, masks and the view's own state.
@@ -92,22 +157,33 @@ func (r Route) Hash() string {
 	var b strings.Builder
 	view := ViewMask
 	switch r.View {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings:
 		view = r.View
 	}
 	b.WriteString("#" + view + "?text=" + esc(r.Text))
 	if len(r.Masks) > 0 {
-		s := make([]string, len(r.Masks))
-		for i, m := range r.Masks {
-			s[i] = strconv.Itoa(m)
+		b.WriteString("&masks=" + joinIDs(r.Masks))
+	}
+	if r.Pair != "" {
+		b.WriteString("&b=" + esc(r.Pair))
+		if len(r.PairMasks) > 0 {
+			b.WriteString("&bmasks=" + joinIDs(r.PairMasks))
 		}
-		b.WriteString("&masks=" + strings.Join(s, ","))
 	}
 	switch view {
 	case ViewAttention:
 		fmt.Fprintf(&b, "&layer=%d&head=%d", r.Layer, r.Head)
 		if r.HideSpecial {
 			b.WriteString("&special=0")
+		}
+		if r.Pair != "" && r.Seg != SegAll {
+			b.WriteString("&seg=" + r.Seg)
+		}
+		if r.HeadView {
+			b.WriteString("&show=lines")
+		}
+		if r.AllHeads {
+			b.WriteString("&heads=all")
 		}
 	case ViewSteps:
 		fmt.Fprintf(&b, "&layer=%d&token=%d&step=%d", r.Layer, r.Token, r.Step)
@@ -118,6 +194,17 @@ func (r Route) Hash() string {
 		}
 		if r.Sample > 0 {
 			fmt.Fprintf(&b, "&sample=%d", r.Sample)
+		}
+	case ViewEmbeddings:
+		for _, s := range r.Sentences {
+			b.WriteString("&s=" + esc(s))
+		}
+		fmt.Fprintf(&b, "&layer=%d", r.Layer)
+		if r.HideSpecial {
+			b.WriteString("&special=0")
+		}
+		if r.Word != "" {
+			b.WriteString("&word=" + esc(r.Word))
 		}
 	case ViewTrain:
 		if r.Task != "" {
@@ -131,6 +218,15 @@ func (r Route) Hash() string {
 		}
 		if r.Batch > 0 {
 			fmt.Fprintf(&b, "&bs=%d", r.Batch)
+		}
+		if r.Steps > 0 {
+			fmt.Fprintf(&b, "&steps=%d", r.Steps)
+		}
+		if r.Hidden > 0 {
+			fmt.Fprintf(&b, "&hidden=%d", r.Hidden)
+		}
+		if r.MLMVocab != "" {
+			b.WriteString("&vocab=" + esc(r.MLMVocab))
 		}
 	}
 	return b.String()

@@ -37,7 +37,76 @@ func (c *TrainView) trainLabel() string {
 }
 
 func (c *TrainView) metricCaption() string {
-	return "test-set " + c.App.Training.MetricName() + " after each epoch"
+	l := &c.App.Training
+	if l.IsMLM() {
+		set := "held-out"
+		if l.Info != nil && l.Info.MLM != nil && !l.Info.MLM.HeldOut {
+			set = "fixed masked training set:"
+		}
+		return set + " masked-LM accuracy (top-1) during the run"
+	}
+	return "test-set " + l.MetricName() + " after each epoch"
+}
+
+func (c *TrainView) itoa(n int) string { return strconv.Itoa(n) }
+func (c *TrainView) stepsText() string { return strconv.Itoa(c.App.Training.MLMSteps) }
+func (c *TrainView) tryPlaceholder() string {
+	if c.App.Training.IsMLM() {
+		return "a sentence with [MASK] where a word should be predicted"
+	}
+	return "type a sentence"
+}
+
+func (c *TrainView) modelVocabTitle() string {
+	if i := c.App.Info; i != nil && i.Config.VocabSize > 0 {
+		return fmt.Sprintf("the loaded model's, %s tokens", groupDigits(int64(i.Config.VocabSize)))
+	}
+	return "the loaded model's"
+}
+
+// mlmInfo describes the model and data of a pre-training run in one line.
+func (c *TrainView) mlmInfo() string {
+	l := &c.App.Training
+	m := l.Info.MLM
+	corpus := "the sample corpus"
+	if m.Corpus == "text" {
+		corpus = "your text"
+	}
+	eval := fmt.Sprintf("%d held out", l.Info.Test)
+	if !m.HeldOut {
+		eval = "too few to hold any out: scored on the training sequences, masked once"
+	}
+	return fmt.Sprintf("A new BertForMaskedLM: %d layers, hidden %d, %d heads, intermediate %d, %s parameters, random weights. Data: %s, %d documents, %d lines, %s tokens, packed into %d sequences of up to %d tokens (%s); %d steps of %d sequences, %.1f epochs.",
+		m.Layers, m.Hidden, m.Heads, m.Intermediate, groupDigits(m.Parameters), corpus, m.Documents, m.Sentences, groupDigits(int64(m.CorpusToken)),
+		l.Info.Train, m.SeqLen, eval, l.Info.TotalSteps, l.Batch, float64(l.Info.TotalSteps)/float64(max(l.Info.StepsPerEpoch, 1)))
+}
+
+func (c *TrainView) vocabSummary() string {
+	m := c.App.Training.Info.MLM
+	if m.Vocab == "model" {
+		return fmt.Sprintf("vocabulary: the loaded model's %s tokens", groupDigits(int64(m.VocabSize)))
+	}
+	return fmt.Sprintf("vocabulary: %s WordPiece tokens learned from the corpus (5 special tokens, the characters, then the merges in the order they were learned; \"##\" continues a word)", groupDigits(int64(m.VocabSize)))
+}
+
+// evalAxis and evalAt are the first column of the evaluation table: the epoch of a
+// fine-tuning evaluation, the step of a pre-training one.
+func (c *TrainView) evalAxis() string {
+	if c.App.Training.IsMLM() {
+		return "step"
+	}
+	return "epoch"
+}
+
+func (c *TrainView) evalAt(ev train.Event) string {
+	if c.App.Training.IsMLM() {
+		return strconv.Itoa(ev.Step)
+	}
+	return c.epochText(ev.Epoch)
+}
+
+func (c *TrainView) fillHead(pos int) string {
+	return fmt.Sprintf("[MASK] at token %d", pos)
 }
 
 // metricKeys are the evaluation's figures, "n" left out.
@@ -190,30 +259,52 @@ func (c *TrainView) drawLoss(holder js.Value) {
 	ctx.Get("canvas").Set("bertlabLosses", vals) // for tests
 }
 
-// drawMetric draws the test-set main metric after each epoch, on a 0 to 1 scale.
+// drawMetric draws the test-set main metric after each epoch (of a pre-training run: at every
+// evaluation, by step), on a 0 to 1 scale.
 func (c *TrainView) drawMetric(holder js.Value) {
 	l := &c.App.Training
 	epochs := float64(max(l.Epochs, 1))
 	if l.Info != nil && l.Info.StepsPerEpoch > 0 {
 		epochs = math.Ceil(float64(l.Info.TotalSteps) / float64(l.Info.StepsPerEpoch))
 	}
-	ctx, ok := plot(holder, fmt.Sprintf("metric/%d/%d", l.run, len(l.Evals)), epochs, 0, 1, "epoch")
+	xlabel := "epoch"
+	if l.IsMLM() {
+		epochs, xlabel = float64(max(l.MLMSteps, 1)), "optimizer step"
+		if l.Info != nil {
+			epochs = float64(max(l.Info.TotalSteps, 1))
+		}
+	}
+	name := l.MetricName()
+	// A model trained from scratch for minutes predicts a few tokens in a hundred: its scale
+	// follows the values seen.
+	ymax := 1.0
+	if l.IsMLM() {
+		ymax = 0.05
+		for _, ev := range l.Evals {
+			ymax = max(ymax, math.Ceil(ev.Metrics[name]*1.25*20)/20)
+		}
+		ymax = min(ymax, 1)
+	}
+	ctx, ok := plot(holder, fmt.Sprintf("metric/%d/%d", l.run, len(l.Evals)), epochs, 0, ymax, xlabel)
 	if !ok || len(l.Evals) == 0 {
 		return
 	}
-	name := l.MetricName()
 	xs, ys := []float64{}, []float64{}
 	vals := make([]any, 0, len(l.Evals))
 	for _, ev := range l.Evals {
-		xs, ys = append(xs, ev.Epoch), append(ys, ev.Metrics[name])
+		x := ev.Epoch
+		if l.IsMLM() {
+			x = float64(ev.Step)
+		}
+		xs, ys = append(xs, x), append(ys, ev.Metrics[name])
 		vals = append(vals, ev.Metrics[name])
 	}
-	line(ctx, xs, ys, epochs, 0, 1, "#059669", 2)
+	line(ctx, xs, ys, epochs, 0, ymax, "#059669", 2)
 	pw, ph := float64(curveW-curveL-curveR), float64(curveH-curveT-cB)
 	ctx.Set("fillStyle", "#059669")
 	for i := range xs {
 		ctx.Call("beginPath")
-		ctx.Call("arc", curveL+pw*xs[i]/epochs, curveT+ph*(1-ys[i]), 3.5, 0, 2*math.Pi)
+		ctx.Call("arc", curveL+pw*xs[i]/epochs, curveT+ph*(1-ys[i]/ymax), 3.5, 0, 2*math.Pi)
 		ctx.Call("fill")
 	}
 	ctx.Get("canvas").Set("bertlabMetrics", vals)

@@ -15,7 +15,23 @@ const (
 	DefaultEpochs = 3
 	DefaultLR     = 1e-4
 	DefaultBatch  = 16
+
+	// Pre-training a tiny MLM from scratch (task "mlm"): a couple of minutes in the page.
+	DefaultMLMSteps  = 200
+	DefaultMLMLR     = 2e-3
+	DefaultMLMHidden = 64
+	// DefaultMLMTry is the "try it" sentence offered after a pre-training run.
+	DefaultMLMTry = "she fell asleep before she could [MASK] the question."
 )
+
+// MLMSizes are the model sizes the lab pre-trains: 2 layers and 2 heads, and the hidden size.
+var MLMSizes = []struct {
+	Hidden int
+	Title  string
+}{
+	{64, "2 layers · hidden 64 · 2 heads"},
+	{128, "2 layers · hidden 128 · 2 heads"},
+}
 
 // States of a training-lab run (TrainLab.State, the view's data-state).
 const (
@@ -30,6 +46,7 @@ const (
 var TrainTasks = []struct{ ID, Title string }{
 	{pipeline.TaskSentiment, "Sentiment (positive / negative)"},
 	{pipeline.TaskPOS, "Part of speech (tag each word)"},
+	{pipeline.TaskMLM, "Pre-train a tiny BERT (masked LM)"},
 }
 
 // TrainLab is the training lab's state: the settings (in the URL), the run the engine's worker
@@ -39,6 +56,16 @@ type TrainLab struct {
 	Epochs int
 	LR     float64
 	Batch  int
+	// Pre-training (Task pipeline.TaskMLM): optimizer steps, the new model's hidden size, the
+	// vocabulary (pipeline.VocabCorpus or VocabModel) and the corpus: the sample, or the
+	// user's text when UseText.
+	MLMSteps   int
+	Hidden     int
+	Vocab      string
+	UseText    bool
+	CorpusText string
+	// VocabOpen keeps the vocabulary list open across renders.
+	VocabOpen bool
 
 	State string
 	Info  *pipeline.FinetuneInfo
@@ -62,14 +89,25 @@ type TrainLab struct {
 
 func (l *TrainLab) setSettings(r Route) {
 	l.Task, l.Epochs, l.LR, l.Batch = r.Task, r.Epochs, r.LR, r.Batch
-	if l.Task != pipeline.TaskSentiment && l.Task != pipeline.TaskPOS {
+	l.MLMSteps, l.Hidden, l.Vocab = r.Steps, r.Hidden, r.MLMVocab
+	if l.Task != pipeline.TaskSentiment && l.Task != pipeline.TaskPOS && l.Task != pipeline.TaskMLM {
 		l.Task = DefaultTask
 	}
 	if l.Epochs <= 0 {
 		l.Epochs = DefaultEpochs
 	}
 	if l.LR <= 0 {
-		l.LR = DefaultLR
+		l.LR = l.defaultLR()
+	}
+	if l.MLMSteps <= 0 {
+		l.MLMSteps = DefaultMLMSteps
+	}
+	l.MLMSteps = min(l.MLMSteps, pipeline.MLMMaxSteps)
+	if l.Hidden != 64 && l.Hidden != 128 {
+		l.Hidden = DefaultMLMHidden
+	}
+	if l.Vocab != pipeline.VocabModel {
+		l.Vocab = pipeline.VocabCorpus
 	}
 	if l.Batch <= 0 {
 		l.Batch = DefaultBatch
@@ -77,6 +115,28 @@ func (l *TrainLab) setSettings(r Route) {
 	l.Epochs, l.Batch = min(l.Epochs, 50), min(l.Batch, 256)
 	if l.State == "" {
 		l.State = TrainIdle
+	}
+}
+
+// IsMLM reports whether the lab pre-trains rather than fine-tunes.
+func (l *TrainLab) IsMLM() bool { return l.Task == pipeline.TaskMLM }
+
+func (l *TrainLab) defaultLR() float64 {
+	if l.IsMLM() {
+		return DefaultMLMLR
+	}
+	return DefaultLR
+}
+
+// route writes the lab's pre-training settings into r (only for a pre-training task: the
+// fine-tuning links stay as they were).
+func (l *TrainLab) route(r *Route) {
+	if !l.IsMLM() {
+		return
+	}
+	r.Steps, r.Hidden = l.MLMSteps, l.Hidden
+	if l.Vocab == pipeline.VocabModel {
+		r.MLMVocab = l.Vocab
 	}
 }
 
@@ -96,10 +156,40 @@ func (l *TrainLab) Busy() bool {
 // SetTrainTask, SetEpochs, SetLR and SetBatch take the settings from the form; a run under
 // way keeps the settings it started with.
 func (a *App) SetTrainTask(task string) {
-	a.Training.Task = task
+	l := &a.Training
+	// The learning rate follows the task while it is the default of the one before: a model
+	// trained from scratch wants a larger one.
+	if l.LR == l.defaultLR() {
+		l.LR = 0
+	}
+	l.Task = task
+	l.setSettings(a.route())
+	a.writeRoute()
+}
+
+// SetMLMSteps, SetMLMHidden, SetMLMVocab, SetUseText and SetCorpusText take the
+// pre-training settings from the form.
+func (a *App) SetMLMSteps(s string) {
+	fmt.Sscan(strings.TrimSpace(s), &a.Training.MLMSteps)
 	a.Training.setSettings(a.route())
 	a.writeRoute()
 }
+
+func (a *App) SetMLMHidden(s string) {
+	fmt.Sscan(strings.TrimSpace(s), &a.Training.Hidden)
+	a.Training.setSettings(a.route())
+	a.writeRoute()
+}
+
+func (a *App) SetMLMVocab(v string) {
+	a.Training.Vocab = v
+	a.Training.setSettings(a.route())
+	a.writeRoute()
+}
+
+func (a *App) SetUseText(on bool) { a.Training.UseText = on }
+
+func (a *App) SetCorpusText(s string) { a.Training.CorpusText = s }
 
 func (a *App) SetEpochs(s string) {
 	fmt.Sscan(strings.TrimSpace(s), &a.Training.Epochs)
@@ -137,6 +227,19 @@ func (a *App) TrainStart() {
 	l.State, l.Info, l.Steps, l.Evals, l.Final, l.Err, l.Pred = TrainRunning, nil, nil, nil, nil, "", nil
 	l.gen++
 	req := pipeline.FinetuneRequest{Task: l.Task, Epochs: l.Epochs, LR: l.LR, BatchSize: l.Batch, Seed: 1}
+	if l.IsMLM() {
+		req.Steps, req.Layers, req.Hidden, req.Heads, req.Vocab = l.MLMSteps, 2, l.Hidden, 2, l.Vocab
+		if l.UseText {
+			if strings.TrimSpace(l.CorpusText) == "" {
+				l.State, l.Err = TrainIdle, "paste some text to train on, or choose the sample corpus"
+				return
+			}
+			req.Text = l.CorpusText
+		}
+		if l.TryText == "" {
+			l.TryText = DefaultMLMTry
+		}
+	}
 	a.spawn(func() {
 		info, err := a.Eng.TrainStart(req)
 		a.Do(func() {
@@ -308,20 +411,29 @@ func (l *TrainLab) Progress() string {
 	case l.Info == nil:
 		return "Choose a task and press Train."
 	}
+	if n := len(l.Steps); n > 0 && l.IsMLM() && l.Info.MLM != nil {
+		ev := l.Steps[n-1]
+		s := fmt.Sprintf("step %d of %d · epoch %.2f · loss %.4f · lr %.2e · %.0f tokens/s", ev.Step, l.Info.TotalSteps, ev.Epoch, ev.Loss, ev.LR, ev.TokensPerSec)
+		return s + l.stateSuffix()
+	}
 	s := fmt.Sprintf("step %d of %d", len(l.Steps), l.Info.TotalSteps)
 	if n := len(l.Steps); n > 0 {
 		ev := l.Steps[n-1]
 		s += fmt.Sprintf(" · epoch %.2f · loss %.4f · lr %.2e · %.0f tokens/s", ev.Epoch, ev.Loss, ev.LR, ev.TokensPerSec)
 	}
+	return s + l.stateSuffix()
+}
+
+func (l *TrainLab) stateSuffix() string {
 	switch l.State {
 	case TrainPaused:
-		s += " · paused"
+		return " · paused"
 	case TrainStopping:
-		s += " · stopping"
+		return " · stopping"
 	case TrainDone:
-		s += " · done"
+		return " · done"
 	}
-	return s
+	return ""
 }
 
 // MetricName is the test-set metric the accuracy curve shows.

@@ -41,12 +41,11 @@ func (e *nativeEngine) TrainStop() (*TrainEvents, error) {
 }
 
 func (e *nativeEngine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
-	return pipeline.PredictTask(e.ft.Tuner.Model, e.ft.Tok, text, e.ft.MaxLen)
+	return e.ft.Predict(text)
 }
 
 func (e *nativeEngine) TrainExport() (string, []byte, error) {
-	b, err := pipeline.TaskFolderZip(e.ft.Tuner.Model, e.ft.Tok, "bertlab-"+e.ft.Info.Task)
-	return "bertlab-" + e.ft.Info.Task + ".zip", b, err
+	return e.ft.Zip()
 }
 
 func TestTrainRouteRoundTrip(t *testing.T) {
@@ -115,5 +114,77 @@ func TestTrainLab(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("static render lacks %s", want)
 		}
+	}
+}
+
+// TestPretrainLabNative pre-trains a tiny MLM from the route's settings without a browser:
+// the route carries steps, size and vocabulary, the run ends, "try it" fills the mask and the
+// download is the BertForMaskedLM folder.
+func TestPretrainLabNative(t *testing.T) {
+	r := Route{View: ViewTrain, Text: "x", Task: pipeline.TaskMLM, LR: 5e-3, Batch: 8, Steps: 12, Hidden: 128, MLMVocab: pipeline.VocabModel}
+	if got, _ := ParseRoute(r.Hash()); got.Steps != 12 || got.Hidden != 128 || got.MLMVocab != pipeline.VocabModel || got.Task != pipeline.TaskMLM {
+		t.Errorf("%q -> %+v", r.Hash(), got)
+	}
+
+	eng := newNativeEngine(t)
+	var hash string
+	a := &App{Eng: eng, OnRoute: func(h string) { hash = h }}
+	a.Start(ParseRoute("#train?text=x&task=sentiment"))
+	l := &a.Training
+	if l.LR != DefaultLR {
+		t.Fatalf("fine-tuning's learning rate %v", l.LR)
+	}
+	a.SetTrainTask(pipeline.TaskMLM)
+	if l.LR != DefaultMLMLR || l.MLMSteps != DefaultMLMSteps || l.Hidden != DefaultMLMHidden || l.Vocab != pipeline.VocabCorpus {
+		t.Errorf("pre-training defaults: %+v", l)
+	}
+	a.SetMLMSteps("12")
+	a.SetBatch("8")
+	a.SetMLMHidden("128")
+	if !strings.HasSuffix(hash, "task=mlm&epochs=3&lr=0.002&bs=8&steps=12&hidden=128") {
+		t.Errorf("hash %q", hash)
+	}
+	a.SetUseText(true)
+	a.TrainStart()
+	if l.State != TrainIdle || !strings.Contains(l.Err, "paste some text") {
+		t.Errorf("no text to train on: state %s, error %q", l.State, l.Err)
+	}
+	a.SetUseText(false)
+	a.TrainStart()
+	if l.Err != "" || l.State != TrainDone || l.Info == nil || l.Info.MLM == nil {
+		t.Fatalf("run: state %s, err %q", l.State, l.Err)
+	}
+	if len(l.Steps) != 12 || len(l.Evals) != 13 || l.Final == nil || l.Info.MLM.Hidden != 128 || l.Info.MLM.VocabSize != len(l.Info.MLM.Tokens) || l.Info.MLM.VocabSize > pipeline.MLMDefaultVocab {
+		t.Fatalf("%d steps, %d evaluations, final %v, info %+v", len(l.Steps), len(l.Evals), l.Final, l.Info.MLM)
+	}
+	if l.TryText != DefaultMLMTry {
+		t.Errorf("try text %q", l.TryText)
+	}
+	a.Try()
+	if l.Pred == nil || l.Pred.Fill == nil || len(l.Pred.Fill.Masks) != 1 || len(l.Pred.Fill.Masks[0].Predictions) != 5 {
+		t.Fatalf("try it: %+v (err %q)", l.Pred, l.Err)
+	}
+	var name string
+	a.OnDownload = func(n string, b []byte) { name = n }
+	a.Download()
+	if name != "bertlab-mlm.zip" {
+		t.Errorf("download %q", name)
+	}
+
+	var buf bytes.Buffer
+	env, err := vugu.NewBuildEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := staticrender.New(&buf).Render(env.RunBuild(&Root{App: a})); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	for _, want := range []string{`data-role="steps"`, `data-role="mlm-info"`, `data-role="mlm-vocabulary"`, `data-role="fill"`, `<th>step</th>`, `hidden 128`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("static render lacks %s", want)
+		}
+	}
+	if strings.Contains(buf.String(), `data-role="epochs"`) {
+		t.Error("pre-training shows the epochs field")
 	}
 }

@@ -19,10 +19,17 @@ type Word struct {
 	Text   string // the word as written in the text
 	// Literal marks a [MASK] written in the text itself: always masked, nothing to restore.
 	Literal bool
+	// Seg is the word's segment (token type): 0 for sentence A, 1 for sentence B. The spans of
+	// B's words are in sentence B.
+	Seg int
 }
 
 // Words groups the tokens of text into words: consecutive tokens with the same word id.
-func Words(t *Tokens, text string) []Word {
+func Words(t *Tokens, text string) []Word { return PairWords(t, text, "") }
+
+// PairWords is Words for the pair (text, pair) that t encodes: the words of sentence B (token
+// type 1) have Seg 1 and ids PairWordBase+w, and their spans are in pair.
+func PairWords(t *Tokens, text, pair string) []Word {
 	var words []Word
 	for i, tok := range t.Tokens {
 		id := -1
@@ -30,6 +37,13 @@ func Words(t *Tokens, text string) []Word {
 			id = t.WordIDs[i]
 		}
 		special := i < len(t.Special) && t.Special[i]
+		seg := 0
+		if i < len(t.TypeIDs) && t.TypeIDs[i] == 1 {
+			seg = 1
+		}
+		if seg == 1 && id >= 0 && !special {
+			id += PairWordBase
+		}
 		var off [2]int
 		if i < len(t.Offsets) {
 			off = t.Offsets[i]
@@ -44,11 +58,12 @@ func Words(t *Tokens, text string) []Word {
 			id = -1
 		}
 		words = append(words, Word{ID: id, Pieces: []string{tok}, First: i, Start: off[0], End: off[1],
-			Literal: !special && tok == MaskToken})
+			Literal: !special && tok == MaskToken, Seg: seg})
 	}
-	r := []rune(text)
+	texts := [2][]rune{[]rune(text), []rune(pair)}
 	for i := range words {
-		if w := &words[i]; w.ID >= 0 && 0 <= w.Start && w.Start <= w.End && w.End <= len(r) {
+		w := &words[i]
+		if r := texts[w.Seg]; w.ID >= 0 && 0 <= w.Start && w.Start <= w.End && w.End <= len(r) {
 			w.Text = string(r[w.Start:w.End])
 		}
 	}

@@ -14,6 +14,9 @@ type AttentionResult struct {
 	NumLayers int      `json:"num_layers"`
 	NumHeads  int      `json:"num_heads"`
 	Tokens    []string `json:"tokens"`
+	// TypeIDs are the tokens' segments (token_type_ids): 0 for [CLS], the first text and its
+	// [SEP], 1 for the second text and the last [SEP].
+	TypeIDs []int `json:"token_type_ids"`
 	// Attentions[h][i][j] is how much token i attends to token j in head h (softmax over j, so
 	// every row sums to 1): HF's output_attentions[layer][0].
 	Attentions [][][]float32 `json:"attentions"` // [A, S, S]
@@ -77,5 +80,5 @@ func attentionOf(m *bert.Model, enc tokenizer.Encoding, out *bert.Output, layer 
 			att[h][i] = probs[off : off+S : off+S]
 		}
 	}
-	return AttentionResult{Layer: layer, NumLayers: m.Config.NumHiddenLayers, NumHeads: A, Tokens: enc.Tokens, Attentions: att, Truncated: enc.Truncated}
+	return AttentionResult{Layer: layer, NumLayers: m.Config.NumHiddenLayers, NumHeads: A, Tokens: enc.Tokens, TypeIDs: enc.TypeIDs, Attentions: att, Truncated: enc.Truncated}
 }

@@ -28,6 +28,18 @@ type MaskResult struct {
 // FillMaskResult is the answer of FillMask, in the JSON layout of `bertlab fill-mask --json`.
 type FillMaskResult struct {
 	Masks []MaskResult `json:"masks"`
+	// NSP is the next-sentence prediction of the pair, from the same forward pass; nil without a
+	// second segment or when the model has no NSP head.
+	NSP *NSPResult `json:"nsp,omitempty"`
+}
+
+// NSPResult is BERT's next-sentence prediction for a pair: the softmax of the NSP head's two
+// logits (cls.seq_relationship on the pooled [CLS]). Index 0 is IsNext and 1 NotNext, as in
+// HF's next_sentence_label.
+type NSPResult struct {
+	IsNext  float64    `json:"is_next"`  // probability that the second segment follows the first
+	NotNext float64    `json:"not_next"` // 1 - IsNext, up to rounding
+	Logits  [2]float32 `json:"logits"`   // seq_relationship_logits: IsNext, NotNext
 }
 
 // MaxTopK bounds top-k so that a request cannot ask for the whole vocabulary many times over.
@@ -58,8 +70,14 @@ func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string
 		}
 		return nil, fmt.Errorf("fill-mask: the text has no %s token; write %s where a word should be predicted", tok.Config().MaskToken, tok.Config().MaskToken)
 	}
-	b := bert.Batch{B: 1, S: len(enc.IDs), InputIDs: enc.IDs, TokenTypeIDs: enc.TypeIDs}
-	out, err := m.Forward(b, bert.Options{MLM: true, MLMRows: rows})
+	return predict(m, tok, enc.IDs, enc.TypeIDs, rows, pair != nil && hasNSP(m), topK)
+}
+
+// predict runs the model once on one encoded sequence and answers the top-k predictions at the
+// token positions rows (each a [MASK]) and, if nsp, the next-sentence prediction.
+func predict(m *bert.Model, tok *tokenizer.Tokenizer, ids, types, rows []int, nsp bool, topK int) (*FillMaskResult, error) {
+	b := bert.Batch{B: 1, S: len(ids), InputIDs: ids, TokenTypeIDs: types}
+	out, err := m.Forward(b, bert.Options{MLM: true, MLMRows: rows, NSP: nsp})
 	if err != nil {
 		return nil, fmt.Errorf("fill-mask: %w", err)
 	}
@@ -69,7 +87,39 @@ func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string
 		logits := out.MLMLogits.Data[r*V : (r+1)*V]
 		res.Masks = append(res.Masks, MaskResult{Position: pos, Predictions: topKSoftmax(logits, topK, tok)})
 	}
+	if nsp {
+		res.NSP = nspOf(out.NSPLogits.Data[:2])
+	}
 	return res, nil
+}
+
+// hasNSP reports whether m can predict the next sentence: the NSP head reads the pooler.
+func hasNSP(m *bert.Model) bool { return m.NSP != nil && m.Pooler != nil }
+
+// NextSentence is BERT's next-sentence prediction for the pair (text, pair), truncated to the
+// model's positions: the probability that pair follows text.
+func NextSentence(m *bert.Model, tok *tokenizer.Tokenizer, text, pair string) (*NSPResult, error) {
+	if !hasNSP(m) {
+		return nil, fmt.Errorf("next sentence: the model has no NSP head (cls.seq_relationship and bert.pooler); load a BertForPreTraining checkpoint")
+	}
+	enc, err := tok.EncodePair(text, pair, m.Config.MaxPositionEmbeddings)
+	if err != nil {
+		return nil, fmt.Errorf("next sentence: %w", err)
+	}
+	b := bert.Batch{B: 1, S: enc.Len(), InputIDs: enc.IDs, TokenTypeIDs: enc.TypeIDs}
+	out, err := m.Forward(b, bert.Options{NSP: true})
+	if err != nil {
+		return nil, fmt.Errorf("next sentence: %w", err)
+	}
+	return nspOf(out.NSPLogits.Data[:2]), nil
+}
+
+// nspOf is the softmax of the two seq_relationship logits.
+func nspOf(logits []float32) *NSPResult {
+	a, b := float64(logits[0]), float64(logits[1])
+	mx := math.Max(a, b)
+	ea, eb := math.Exp(a-mx), math.Exp(b-mx)
+	return &NSPResult{IsNext: ea / (ea + eb), NotNext: eb / (ea + eb), Logits: [2]float32{logits[0], logits[1]}}
 }
 
 func containsMask(tok *tokenizer.Tokenizer, text string, pair *string) bool {

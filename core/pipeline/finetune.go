@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -33,6 +31,21 @@ type FinetuneRequest struct {
 	MaxLen int `json:"max_len,omitempty"`
 	// MaxTrain keeps the first MaxTrain training examples (0: all), for short runs.
 	MaxTrain int `json:"max_train,omitempty"`
+
+	// TaskMLM only (see newPretrain). Steps are the optimizer steps of the run (0: Epochs
+	// over the corpus).
+	Steps int `json:"steps,omitempty"`
+	// Layers, Hidden and Heads size the new model (0: 2, 64, 2).
+	Layers int `json:"layers,omitempty"`
+	Hidden int `json:"hidden,omitempty"`
+	Heads  int `json:"heads,omitempty"`
+	// Vocab is VocabCorpus (default) or VocabModel; VocabSize the size of a corpus
+	// vocabulary (0: MLMDefaultVocab).
+	Vocab     string `json:"vocab,omitempty"`
+	VocabSize int    `json:"vocab_size,omitempty"`
+	// Text is the corpus: documents separated by blank lines, a sentence a line; "" trains
+	// on the sample corpus (tinydata web/pretrain.txt).
+	Text string `json:"text,omitempty"`
 }
 
 // FinetuneInfo describes a run that NewFinetune prepared.
@@ -45,23 +58,35 @@ type FinetuneInfo struct {
 	StepsPerEpoch int      `json:"steps_per_epoch"`
 	Train         int      `json:"train"` // training examples
 	Test          int      `json:"test"`  // test examples, scored after every epoch
+	// MLM describes a pre-training run's model and data (TaskMLM only).
+	MLM *PretrainInfo `json:"mlm,omitempty"`
 }
 
-// Finetune is a training-lab run: core/train's Finetuner over a copy of a model's body with a
-// new task head, driven one step at a time (Advance) so that the caller decides when to go on.
+// Finetune is a training-lab run, driven one step at a time (Advance) so that the caller
+// decides when to go on: core/train's Finetuner over a copy of a model's body with a new task
+// head, or (TaskMLM) core/train's Pretrainer over a new random model.
 type Finetune struct {
 	Info  FinetuneInfo
-	Tuner *train.Finetuner
+	Tuner *train.Finetuner  // fine-tuning; nil for TaskMLM
+	Pre   *train.Pretrainer // TaskMLM; nil for fine-tuning
 	Tok   *tokenizer.Tokenizer
 	// MaxLen is the sequence length of the data, and of Predict.
 	MaxLen   int
 	finished bool
 	start    time.Time
+	// TaskMLM: the step of the latest evaluation (-1 before any) and its figures.
+	lastEval    int
+	lastMetrics map[string]float64
 }
 
 // NewFinetune prepares a run of req on a copy of body (body itself is left as it is: the
 // other views keep using it), the task head initialised from req.Seed.
+// For TaskMLM body is not used (the run starts from random weights); tok is the loaded
+// model's tokenizer, whose vocabulary the run may take.
 func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, error) {
+	if req.Task == TaskMLM {
+		return newPretrain(tok, req)
+	}
 	if req.Epochs < 1 || req.Epochs > 50 {
 		return nil, fmt.Errorf("epochs must be 1 to 50, not %d", req.Epochs)
 	}
@@ -128,7 +153,7 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest
 		}
 		trainD, dev, nTrain, nTe = d, t, len(tr), len(te)
 	default:
-		return nil, fmt.Errorf("unknown task %q (want %q or %q)", req.Task, TaskSentiment, TaskPOS)
+		return nil, fmt.Errorf("unknown task %q (want %q, %q or %q)", req.Task, TaskSentiment, TaskPOS, TaskMLM)
 	}
 	tm, err := copyWithHead(body, task, labels, req.Seed)
 	if err != nil {
@@ -177,6 +202,9 @@ func (f *Finetune) Advance(ctx context.Context) ([]train.Event, error) {
 	if f.start.IsZero() {
 		f.start = time.Now()
 	}
+	if f.Pre != nil {
+		return f.advanceMLM(ctx)
+	}
 	var evs []train.Event
 	switch {
 	case f.Tuner.NeedsEval():
@@ -200,6 +228,9 @@ func (f *Finetune) Advance(ctx context.Context) ([]train.Event, error) {
 
 // Stop ends the run where it is; the model keeps the weights of its last step.
 func (f *Finetune) Stop() train.Event {
+	if f.Pre != nil {
+		return f.stopMLM()
+	}
 	f.finished = true
 	m := f.Tuner.Finish()
 	return train.Event{Kind: train.EventDone, Step: f.Tuner.Steps, TotalSteps: f.Tuner.TotalSteps, Epoch: f.Tuner.Epoch(),
@@ -216,6 +247,8 @@ type TaskPrediction struct {
 	Words  []string  `json:"words,omitempty"` // tagging: the words, as the tokenizer splits them
 	Tags   []string  `json:"tags,omitempty"`
 	TagP   []float64 `json:"tag_probs,omitempty"`
+	// Fill is a pre-training run's fill-mask answer (TaskMLM).
+	Fill *FillMaskResult `json:"fill,omitempty"`
 }
 
 // PredictTask runs m on text, encoded as its training data was (maxLen tokens at most).
@@ -320,24 +353,7 @@ func TaskFolderFiles(m *bert.TaskModel, tok *tokenizer.Tokenizer) (map[string][]
 	for _, p := range m.Params() {
 		ts = append(ts, checkpoint.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
 	}
-	var w bytes.Buffer
-	if err := checkpoint.Encode(&w, ts, checkpoint.WriteOptions{Metadata: map[string]string{"format": "pt"}}); err != nil {
-		return nil, err
-	}
-	var vocab bytes.Buffer
-	if _, err := tok.Vocab().WriteTo(&vocab); err != nil {
-		return nil, err
-	}
-	tc, err := json.MarshalIndent(tok.Config(), "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return map[string][]byte{
-		checkpoint.ConfigFile:  append(cj, '\n'),
-		checkpoint.WeightsFile: w.Bytes(),
-		tokenizer.VocabFile:    vocab.Bytes(),
-		tokenizer.ConfigFile:   append(tc, '\n'),
-	}, nil
+	return folderFiles(cj, ts, tok)
 }
 
 // TaskFolderZip is TaskFolderFiles as an uncompressed zip archive whose files lie in the
@@ -347,19 +363,5 @@ func TaskFolderZip(m *bert.TaskModel, tok *tokenizer.Tokenizer, dir string) ([]b
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
-	for _, name := range []string{checkpoint.ConfigFile, checkpoint.WeightsFile, tokenizer.VocabFile, tokenizer.ConfigFile} {
-		w, err := z.CreateHeader(&zip.FileHeader{Name: dir + "/" + name, Method: zip.Store, Modified: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := w.Write(files[name]); err != nil {
-			return nil, err
-		}
-	}
-	if err := z.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return folderZip(files, dir)
 }

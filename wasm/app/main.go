@@ -61,7 +61,7 @@ func main() {
 		// The arrows step through the attention and step views and must not scroll them away. The state is
 		// behind the render lock, which a JavaScript callback must not wait for; the URL says
 		// which view is shown.
-		if hash := location.Get("hash").String(); strings.HasPrefix(hash, "#"+ui.ViewAttention) || strings.HasPrefix(hash, "#"+ui.ViewSteps) {
+		if hash := location.Get("hash").String(); strings.HasPrefix(hash, "#"+ui.ViewAttention) || strings.HasPrefix(hash, "#"+ui.ViewSteps) || strings.HasPrefix(hash, "#"+ui.ViewEmbeddings) {
 			e.Call("preventDefault")
 		}
 		go app.Do(func() { app.Key(key) })

@@ -112,21 +112,34 @@ func (e *workerEngine) LoadFiles(files []ui.LocalFile) (*ui.ModelInfo, error) {
 	return &info, e.call(&info, "loadFiles", arg)
 }
 
-func (e *workerEngine) Tokenize(text string) (*ui.Tokens, error) {
+// withPair is the engine's arguments: the pair goes last, and only when there is one.
+func withPair(pair string, args ...any) []any {
+	if pair == "" {
+		return args
+	}
+	return append(args, pair)
+}
+
+func (e *workerEngine) Tokenize(text, pair string) (*ui.Tokens, error) {
 	var t ui.Tokens
-	return &t, e.call(&t, "tokenize", text)
+	return &t, e.call(&t, "tokenize", withPair(pair, text)...)
 }
 
-func (e *workerEngine) FillMask(text string, topK int) (*pipeline.FillMaskResult, error) {
+func (e *workerEngine) FillMask(text, pair string, topK int) (*pipeline.FillMaskResult, error) {
 	var r pipeline.FillMaskResult
-	return &r, e.call(&r, "fillMask", text, topK)
+	return &r, e.call(&r, "fillMask", withPair(pair, text, topK)...)
 }
 
-func (e *workerEngine) Attention(text string) ([]pipeline.AttentionResult, error) {
+func (e *workerEngine) NextSentence(text, pair string) (*pipeline.NSPResult, error) {
+	var r pipeline.NSPResult
+	return &r, e.call(&r, "nextSentence", text, pair)
+}
+
+func (e *workerEngine) Attention(text, pair string) ([]pipeline.AttentionResult, error) {
 	var r struct {
 		Layers []pipeline.AttentionResult `json:"layers"`
 	}
-	err := e.call(&r, "attention", text)
+	err := e.call(&r, "attention", withPair(pair, text)...)
 	return r.Layers, err
 }
 
@@ -154,6 +167,18 @@ func (e *workerEngine) Samples() ([]string, error) {
 	}
 	err := e.call(&r, "samples")
 	return r.Sentences, err
+}
+
+func (e *workerEngine) Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error) {
+	arg := make([]any, len(sentences))
+	for i, s := range sentences {
+		arg[i] = s
+	}
+	var r struct {
+		Layers []pipeline.EmbeddingMapResult `json:"layers"`
+	}
+	err := e.call(&r, "embeddings", arg, opts.HideSpecial)
+	return r.Layers, err
 }
 
 func (e *workerEngine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {

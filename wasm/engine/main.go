@@ -5,7 +5,8 @@
 // and calls it through the global object `bertlab`:
 //
 //	bertlab.load({config, weights, vocab, tokenizerConfig}) -> {"ok":true,...} | {"error":...}
-//	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json`
+//	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json` (with "nsp" for a pair)
+//	bertlab.nextSentence(text, pair) -> pipeline.NSPResult (IsNext / NotNext probabilities)
 //	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...,
 //	                                    "special":..., "word_ids":..., "truncated":...}
 //	bertlab.attention(text[, pair]) -> {"layers":[pipeline.AttentionResult for layer 0, 1, ...]}
@@ -13,10 +14,12 @@
 //	bertlab.maskLab(text, seed, wholeWord) -> pipeline.MaskLabResult (BERT's 15% masking)
 //	bertlab.nspPairs(seed, n) -> {"pairs":[pipeline.NSPPair ...]} from tinydata web/pretrain.txt
 //	bertlab.samples() -> {"sentences":[...]} of tinydata web/pretrain.txt
-//	bertlab.trainStart(requestJSON) -> pipeline.FinetuneInfo (a new training-lab run, pipeline.FinetuneRequest)
+//	bertlab.embeddings([sentence, ...], hideSpecial) -> {"layers":[pipeline.EmbeddingMapResult for layer 0 (embeddings), 1, ...]}
+//	bertlab.trainStart(requestJSON) -> pipeline.FinetuneInfo (a new training-lab run, pipeline.FinetuneRequest;
+//	                                   task "mlm" pre-trains a tiny BERT from scratch)
 //	bertlab.trainStep() -> {"events":[train.Event ...], "done":bool}: the run's next step (or evaluation)
 //	bertlab.trainStop() -> {"events":[the EventDone]}: ends the run where it is
-//	bertlab.trainPredict(text) -> pipeline.TaskPrediction of the run's model
+//	bertlab.trainPredict(text) -> pipeline.TaskPrediction of the run's model (fill-mask for "mlm")
 //	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
 //
 // The page asks for one training step at a time, so that between steps the worker reads the
@@ -36,6 +39,7 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/pipeline/embedmap"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 )
@@ -51,12 +55,14 @@ func main() {
 	api := js.Global().Get("Object").New()
 	api.Set("load", jsFunc(e.load))
 	api.Set("fillMask", jsFunc(e.fillMask))
+	api.Set("nextSentence", jsFunc(e.nextSentence))
 	api.Set("tokenize", jsFunc(e.tokenize))
 	api.Set("attention", jsFunc(e.attention))
 	api.Set("steps", jsFunc(e.steps))
 	api.Set("maskLab", jsFunc(e.maskLab))
 	api.Set("nspPairs", jsFunc(e.nspPairs))
 	api.Set("samples", jsFunc(e.samples))
+	api.Set("embeddings", jsFunc(e.embeddings))
 	api.Set("trainStart", jsFunc(e.trainStart))
 	api.Set("trainStep", jsFunc(e.trainStep))
 	api.Set("trainStop", jsFunc(e.trainStop))
@@ -192,6 +198,17 @@ func (e *engine) fillMask(args []js.Value) (any, error) {
 	return pipeline.FillMask(e.model, e.tok, args[0].String(), optString(args, 2), k)
 }
 
+// nextSentence answers the next-sentence prediction for a pair (the mask view without masks).
+func (e *engine) nextSentence(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeString {
+		return nil, fmt.Errorf("nextSentence: want (text, pair)")
+	}
+	return pipeline.NextSentence(e.model, e.tok, args[0].String(), args[1].String())
+}
+
 func (e *engine) tokenize(args []js.Value) (any, error) {
 	if e.tok == nil {
 		return nil, fmt.Errorf("no tokenizer loaded: call bertlab.load first")
@@ -294,6 +311,35 @@ func (e *engine) samples([]js.Value) (any, error) {
 	return map[string]any{"sentences": s}, nil
 }
 
+// embeddings maps every token of a few sentences to 2-D at every layer, one PCA per layer (the
+// embeddings view), so that its layer slider needs no further request.
+func (e *engine) embeddings(args []js.Value) (any, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if len(args) < 1 || args[0].Type() != js.TypeObject || args[0].Get("length").Type() != js.TypeNumber {
+		return nil, fmt.Errorf("embeddings: want ([sentence, ...], hideSpecial)")
+	}
+	n := args[0].Get("length").Int()
+	if n > pipeline.MaxEmbeddingSentences {
+		return nil, fmt.Errorf("embeddings: %d sentences; at most %d", n, pipeline.MaxEmbeddingSentences)
+	}
+	sentences := make([]string, n)
+	for i := range sentences {
+		v := args[0].Index(i)
+		if v.Type() != js.TypeString {
+			return nil, fmt.Errorf("embeddings: sentence %d is not a string", i+1)
+		}
+		sentences[i] = v.String()
+	}
+	opts := pipeline.EmbeddingMapOptions{HideSpecial: len(args) > 1 && args[1].Truthy()}
+	layers, err := embedmap.Layers(e.model, e.tok, sentences, opts)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"layers": layers}, nil
+}
+
 // trainStart prepares a training-lab run on a copy of the loaded model (which the other views
 // keep using), replacing the previous run.
 func (e *engine) trainStart(args []js.Value) (any, error) {
@@ -355,17 +401,16 @@ func (e *engine) trainPredict(args []js.Value) (any, error) {
 	if len(args) < 1 || args[0].Type() != js.TypeString {
 		return nil, fmt.Errorf("trainPredict: want (text)")
 	}
-	return pipeline.PredictTask(e.ft.Tuner.Model, e.ft.Tok, args[0].String(), e.ft.MaxLen)
+	return e.ft.Predict(args[0].String())
 }
 
 func (e *engine) trainExport([]js.Value) (any, error) {
 	if err := e.run(); err != nil {
 		return nil, err
 	}
-	name := "bertlab-" + e.ft.Info.Task
-	b, err := pipeline.TaskFolderZip(e.ft.Tuner.Model, e.ft.Tok, name)
+	name, b, err := e.ft.Zip()
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"name": name + ".zip", "zip": b}, nil
+	return map[string]any{"name": name, "zip": b}, nil
 }
