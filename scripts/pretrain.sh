@@ -12,7 +12,7 @@
 #             masked-LM figures and 20 cloze sentences (bertlab modelcard).
 #
 # The configuration was chosen by measuring step times on this project's 2-core machine (`bash
-# scripts/pretrain.sh measure`; figures in scripts/PRETRAIN_INTEGRATION.md): packed MLM-only
+# scripts/pretrain.sh measure`; figures in scripts/PRETRAIN.md): packed MLM-only
 # sequences of 128 tokens (no padding spent on WordNet's short documents), batch 32, the mini
 # size (4 layers, hidden 256: 5.5 M parameters, 10.5 MiB as F16) at 2.5-2.8 s a step there, so
 # 2,400 steps (4.7 epochs of the corpus) take about 1 h 50 min with evaluations and checkpoints.
