@@ -21,7 +21,9 @@
 # 2022): with 5e-4 and dropout 0.1 the masked-LM loss sat on the unigram plateau (about 6.1,
 # held-out top-1 9% -> 14% from step 240 to 1200; log kept in build/pretrain-old-lr5e-4 when it
 # was run here); 1e-3 without dropout was ahead from the first evaluation (step 240: loss 6.33
-# against 6.42, top-1 9.9% against 9.1%).
+# against 6.42, top-1 9.9% against 9.1%) but still read its context as a bag of words. The
+# position embeddings start from sinusoids scaled to BERT's init (--position-init sinusoidal):
+# with random ones no attention head learned to look at its neighbours (scripts/PRETRAIN.md).
 # Everything is a function of the data and SEED: running it twice on machines with the same CPU
 # features gives the same model, bit for bit (the assembly and pure-Go kernels round differently).
 #
@@ -29,7 +31,7 @@
 # speech) to the card: about 25 minutes more; `bash scripts/pretrain.sh wasm` checks that the wasm
 # build (Node) gives the same figures, and adds that table to the card.
 #
-# Overrides (environment): STEPS, BATCH, SEQ, LR, WARMUP, NO_DROPOUT, PRESET, VOCAB_SIZE, SEED, NAME, OUT,
+# Overrides (environment): STEPS, BATCH, SEQ, LR, WARMUP, NO_DROPOUT, POSITION_INIT, PRESET, VOCAB_SIZE, SEED, NAME, OUT,
 # WORK, EVAL_EVERY, SAVE_EVERY, NOTE; for finetune FT_EPOCHS, SENT_LR, POS_LR, FT_BATCH; for wasm
 # FT_LR, FT_BATCH, WASM_FT_N; for measure
 # CANDIDATES, MSTEPS, BUDGET_MIN. A short trial: STEPS=200 NAME=trial OUT=/tmp/trial
@@ -47,6 +49,8 @@ SEQ=${SEQ:-128}
 LR=${LR:-1e-3}
 # Dropout off (NO_DROPOUT=0 turns it on, at the config's 0.1): see "The recipe" above.
 NO_DROPOUT=${NO_DROPOUT:-1}
+# The position embeddings' starting point: sinusoidal (scaled to BERT's init) or normal (HF's).
+POSITION_INIT=${POSITION_INIT:-sinusoidal}
 WARMUP=${WARMUP:-$((STEPS / 25))}
 SEED=${SEED:-1}
 NAME=${NAME:-bertlab-mini}
@@ -223,7 +227,7 @@ mkdir -p "$WORK"
 VOCAB_CMD=("$BERTLAB" vocab --data "$TRAIN" --size "$VOCAB_SIZE" --min-frequency 2 --out "$WORK/vocab")
 PRETRAIN_CMD=("$BERTLAB" pretrain --preset "$PRESET" --vocab "$WORK/vocab" --data "$TRAIN" --heldout "$HELDOUT"
   --out "$WORK/run" --seed "$SEED" --steps "$STEPS" --batch "$BATCH" --seq "$SEQ" --lr "$LR" --warmup "$WARMUP"
-  --no-nsp --dynamic --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2)
+  --no-nsp --dynamic --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2 --position-init "$POSITION_INIT")
 [ "$NO_DROPOUT" = 1 ] && PRETRAIN_CMD+=(--no-dropout)
 
 # The recipe, as the model card quotes it.

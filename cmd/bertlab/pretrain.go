@@ -54,6 +54,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	maxPred := fs.Int("max-predictions", 0, "max_predictions_per_seq (0: ceil(mask-prob × seq))")
 	shortSeq := fs.Float64("short-seq-prob", 0.1, "short_seq_prob: share of instances with a random shorter length")
 	noDropout := fs.Bool("no-dropout", false, "train without dropout")
+	posInit := fs.String("position-init", "normal", "with --preset: start the position embeddings from N(0, initializer_range²) (normal, as HF) or from scaled sinusoids (sinusoidal)")
 	saveEvery := fs.Int("save-every", 0, "write a checkpoint every N steps (0: only at the end)")
 	keep := fs.Int("keep", 2, "checkpoints to keep (0: all)")
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --heldout every N steps (0: at the end only)")
@@ -125,6 +126,17 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	default:
 		if m, tok, notes, err = pretrainModel(*model, *preset, *vocab, *seed); err != nil {
 			return err
+		}
+		switch *posInit {
+		case "normal":
+		case "sinusoidal":
+			if *preset == "" {
+				return usageErr("--position-init sinusoidal starts a random model: it needs --preset")
+			}
+			m.SinusoidalPositions()
+			notes = append(notes, "position embeddings start from scaled sinusoids (--position-init sinusoidal)")
+		default:
+			return usageErr("--position-init %q: want normal or sinusoidal", *posInit)
 		}
 	}
 

@@ -125,6 +125,8 @@ func TestPretrainUsageErrors(t *testing.T) {
 		{"resume nothing", []string{"--data", data, "--out", out, "--resume"}, 1, "no checkpoint"},
 		{"missing data", []string{"--model", fixture, "--data", "nope.txt", "--out", out}, 1, "nope.txt"},
 		{"bad line", []string{"--model", fixture, "--data", long, "--out", out}, 1, long + ":2:"},
+		{"unknown position init", []string{"--preset", "tiny", "--vocab", fixture, "--data", data, "--out", out, "--position-init", "rope"}, 2, `--position-init "rope"`},
+		{"sinusoidal positions of a folder", []string{"--model", fixture, "--data", data, "--out", out, "--position-init", "sinusoidal"}, 2, "needs --preset"},
 		{"too long for the model", []string{"--model", fixture, "--data", data, "--out", out, "--seq", "64"}, 1, "64 tokens for a model of 32 positions"},
 	}
 	for _, tc := range tests {

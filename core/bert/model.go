@@ -2,6 +2,7 @@ package bert
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/bertlab/bertlab/core/tensor"
@@ -135,6 +136,30 @@ func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 	}
 	clear(m.WordEmb.Row(c.PadTokenID))
 	return m, nil
+}
+
+// SinusoidalPositions overwrites the position embeddings [P, H] with the sinusoids of
+// Vaswani et al. (2017): row p, columns 2i and 2i+1 hold sin and cos of p / 10000^(2i/H), scaled
+// so that their root mean square is initializer_range, the scale of BERT's N(0, initializer_range²)
+// rows. The model stays BERT's (learned absolute positions, trained as any other weight); only
+// their starting point has structure: neighbouring positions start similar, and a fixed linear
+// map relates every position to the one before it. A random start gives attention nothing to
+// tell neighbours apart by, and small models trained briefly stay on the plateau where they read
+// their context as a bag of words (scripts/PRETRAIN.md).
+func (m *Model) SinusoidalPositions() {
+	H := m.Config.HiddenSize
+	scale := m.Config.InitializerRange * math.Sqrt2
+	for pos := range m.Config.MaxPositionEmbeddings {
+		row := m.PosEmb.Row(pos)
+		for i := 0; i+1 < H; i += 2 {
+			a := float64(pos) * math.Pow(10000, -float64(i)/float64(H))
+			row[i] = float32(scale * math.Sin(a))
+			row[i+1] = float32(scale * math.Cos(a))
+		}
+		if H%2 == 1 {
+			row[H-1] = 0
+		}
+	}
 }
 
 // Params lists every unique parameter with its HF BertForPreTraining name, in the order HF's
