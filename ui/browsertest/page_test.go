@@ -3,6 +3,7 @@
 package browsertest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -37,7 +40,7 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 	}
 	for i, w := range want.Predictions {
 		g := got[i]
-		// The browser runs the pure-Go kernels, natively the assembly: float32 rounding differs.
+		// The browser runs the wasm kernels, natively the assembly: float32 rounding differs.
 		if g.ID != w.ID || g.Token != w.Token || math.Abs(g.Score-w.Score) > 1e-5 {
 			t.Errorf("%s, prediction %d: page %+v, native %+v", what, i, g, w)
 		}
@@ -47,9 +50,24 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 func TestPage(t *testing.T) {
 	c, model, url, ctx := tinyPage(t)
 
+	// The time from the start of navigation to the first prediction on screen, recorded by the
+	// page's own clock when the first prediction is added to the document (reported, not bounded:
+	// it depends on the machine).
+	do(t, ctx, 10*time.Second, "watching for the first prediction", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `new MutationObserver((_, o) => {
+				if (document.querySelector('.card .pred')) { window.bertlabFirstPrediction = performance.now(); o.disconnect(); }
+			}).observe(document, {childList: true, subtree: true});`})
+		return err
+	}))
 	do(t, ctx, 30*time.Second, "opening the page", chromedp.Navigate(url))
 	wait(t, ctx, 60*time.Second, "the model to load and the first example to be predicted",
 		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card .pred').length > 0`)
+	firstMs := eval[float64](t, ctx, `window.bertlabFirstPrediction || 0`)
+	if firstMs <= 0 {
+		t.Error("the page showed predictions, but the observer saw no prediction added")
+	}
+	t.Logf("page load to the first prediction: %.0f ms (navigation start to the first prediction in the document)", firstMs)
 
 	// Type a sentence and commit it with Enter.
 	text := "The man went to the store to buy some milk."
