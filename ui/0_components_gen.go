@@ -2758,7 +2758,7 @@ func (c *TrainView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pre-train a tiny BERT from random weights with masked LM, as BERT itself was trained: 15% of the tokens of every sequence are chosen (of those 80% become [MASK], 10% a random token, 10% stay), with new masks every epoch, and the model learns to predict them (AdamW, 1% warm-up then linear decay, as "}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pre-train a tiny BERT from random weights with masked LM, as BERT itself was trained: 15% of the tokens of every sequence are chosen (of those 80% become [MASK], 10% a random token, 10% stay), with new masks every epoch, and the model learns to predict them (AdamW, 1% warm-up then linear decay, position embeddings started from sinusoids, as "}
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "code", Attr: []vugu.VGAttribute(nil)}
 				vgparent.AppendChild(vgn)
@@ -2768,7 +2768,7 @@ func (c *TrainView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "bertlab pretrain"}
 					vgparent.AppendChild(vgn)
 				}
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "). Every 10% of the run it is scored on held-out text it never trains on."}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " trains the built-in model). Every 10% of the run it is scored on held-out text it never trains on."}
 				vgparent.AppendChild(vgn)
 			}
 		}

@@ -173,7 +173,10 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 		}
 	}
 
-	// The model: BertForMaskedLM (no pooler, no NSP head), HF's initialisation.
+	// The model: BertForMaskedLM (no pooler, no NSP head), HF's initialisation, except that the
+	// position embeddings start from sinusoids, as the built-in model's (bertlab pretrain
+	// --position-init sinusoidal): from random ones a short run does not learn to look at
+	// neighbouring words (scripts/PRETRAIN.md).
 	c := bert.DefaultConfig()
 	c.VocabSize, c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.IntermediateSize = v.Len(), H, L, A, 4*H
 	c.MaxPositionEmbeddings, c.PadTokenID = MLMSeqLen, tok.PadID()
@@ -181,6 +184,7 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 	if err != nil {
 		return nil, err
 	}
+	m.SinusoidalPositions()
 	info.Parameters = m.NumParams()
 
 	// The data: full sentences without NSP, 15% masked dynamically (new masks every epoch).
