@@ -444,38 +444,5 @@ func (c *EmbeddingsView) draw(holder js.Value) {
 
 // exportPNG downloads the map, as drawn, as a PNG file.
 func (c *EmbeddingsView) exportPNG() {
-	canvas := js.Global().Get("document").Call("querySelector", ".embmap canvas")
-	if canvas.IsUndefined() || canvas.IsNull() {
-		return
-	}
-	name := fmt.Sprintf("bertlab-embeddings-layer%d.png", c.App.Emb.Layer)
-	var done js.Func
-	done = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		defer done.Release()
-		// A panic in a browser callback would end the page's program.
-		defer func() {
-			if r := recover(); r != nil {
-				js.Global().Get("console").Call("error", fmt.Sprint("export PNG: ", r))
-			}
-		}()
-		if len(args) == 0 || args[0].IsNull() {
-			return nil
-		}
-		doc := js.Global().Get("document")
-		// The attention view's link, reused: it keeps the last export's blob URL (tests read it).
-		a := doc.Call("querySelector", "a[data-role=\"export-link\"]")
-		if a.IsNull() {
-			a = doc.Call("createElement", "a")
-			a.Call("setAttribute", "data-role", "export-link")
-			a.Get("style").Set("display", "none")
-			doc.Get("body").Call("appendChild", a)
-		} else if old := a.Get("href").String(); old != "" {
-			js.Global().Get("URL").Call("revokeObjectURL", old)
-		}
-		a.Set("href", js.Global().Get("URL").Call("createObjectURL", args[0]).String())
-		a.Set("download", name)
-		a.Call("click")
-		return nil
-	})
-	canvas.Call("toBlob", done, "image/png")
+	downloadPNG(".embmap canvas", fmt.Sprintf("bertlab-embeddings-layer%d.png", c.App.Emb.Layer))
 }
