@@ -3,6 +3,7 @@
 package browsertest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,13 +78,7 @@ func TestModelsView(t *testing.T) {
 		t.Errorf("the error should name the file: %q", e)
 	}
 	screenshot(t, ctx, "models-load-error")
-	do(t, ctx, 10*time.Second, "the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
-	wait(t, ctx, 30*time.Second, "predictions", settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)
-	want, err := pipeline.FillMask(fx.Model, fx.Tokenizer, "The capital of France is [MASK].", nil, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("5")), want.Masks[0], "the fixture after a failed load")
+	checkFixtureMaskView(t, ctx, fx, "the fixture after a failed load")
 
 	// Too large for the browser, dropped onto the page: refused from config.json alone.
 	do(t, ctx, 10*time.Second, "the models view again", chromedp.Click(chromedp.CSS(`button[data-tab="models"]`)))
@@ -110,4 +105,17 @@ func TestModelsView(t *testing.T) {
 	if h := eval[string](t, ctx, `document.querySelector('.modelcard h2').textContent`); h != "bert-tiny-random (yours)" {
 		t.Errorf("a picked folder's model is named %q, want the folder's name", h)
 	}
+}
+
+// checkFixtureMaskView opens the mask view, whose route masks word 5 of "The capital of France
+// is Paris.", and checks the page's predictions against the fixture model's natively.
+func checkFixtureMaskView(t *testing.T, ctx context.Context, fx *checkpoint.Folder, what string) {
+	t.Helper()
+	do(t, ctx, 10*time.Second, "the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
+	wait(t, ctx, 30*time.Second, "predictions", settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)
+	want, err := pipeline.FillMask(fx.Model, fx.Tokenizer, "The capital of France is [MASK].", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("5")), want.Masks[0], what)
 }

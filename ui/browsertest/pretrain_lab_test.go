@@ -124,7 +124,8 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-// unzipDownload waits for the browser's download at zipPath and unpacks it into a temp dir.
+// unzipDownload waits (up to 30 s) for the browser's download at zipPath and unpacks it into a
+// temporary folder, which it returns. The training lab tests share it.
 func unzipDownload(t *testing.T, zipPath string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -254,13 +255,7 @@ func TestModelsFolderDrop(t *testing.T) {
 		t.Errorf("the dropped model's config: %q", got)
 	}
 	screenshot(t, ctx, "models-folder-drop")
-	do(t, ctx, 10*time.Second, "the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
-	wait(t, ctx, 30*time.Second, "predictions", settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)
-	want, err := pipeline.FillMask(fx.Model, fx.Tokenizer, "The capital of France is [MASK].", nil, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("5")), want.Masks[0], "the dropped folder's model")
+	checkFixtureMaskView(t, ctx, fx, "the dropped folder's model")
 
 	// The folder picker takes the same nested folder.
 	do(t, ctx, 10*time.Second, "the models view again", chromedp.Click(chromedp.CSS(`button[data-tab="models"]`)))

@@ -3,10 +3,7 @@
 package browsertest
 
 import (
-	"archive/zip"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -152,38 +149,7 @@ func TestTrainingLab(t *testing.T) {
 	screenshot(t, ctx, "training-lab")
 
 	do(t, ctx, 10*time.Second, "pressing Download", chromedp.Click(chromedp.CSS(`[data-role="download"]`)))
-	zipPath := filepath.Join(downloads, "bertlab-sentiment.zip")
-	deadline := time.Now().Add(30 * time.Second)
-	var zr *zip.ReadCloser
-	for {
-		if zr, err = zip.OpenReader(zipPath); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			entries, _ := os.ReadDir(downloads)
-			t.Fatalf("no download at %s (%v; the folder holds %v)", zipPath, err, entries)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	defer zr.Close()
-	dir := t.TempDir()
-	for _, f := range zr.File {
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := unzipDownload(t, filepath.Join(downloads, "bertlab-sentiment.zip"))
 	tf, err := checkpoint.LoadTaskFolder(filepath.Join(dir, "bertlab-sentiment"), bert.SequenceClassification, checkpoint.TaskLoadOptions{RequireHead: true})
 	if err != nil {
 		t.Fatalf("the downloaded folder: %v", err)
