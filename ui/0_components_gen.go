@@ -2112,7 +2112,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						_ = ex
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "example"}}}
 						vgparent.AppendChild(vgn)
-						vgn.SetInnerHTML(ex.Text)
+						vgn.SetInnerHTML(ex.Label())
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType:	"click",
 							Func:		func(event vugu.DOMEvent) { c.App.UseExample(i) },

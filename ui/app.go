@@ -13,19 +13,33 @@ import (
 // DefaultTopK is how many predictions the page shows for each mask.
 const DefaultTopK = 5
 
-// Example is a sentence offered under the text box, with the words it masks first.
+// Example is a sentence offered under the text box, with the words it masks first, or a pair
+// of sentences (B not empty) with the words masked in each.
 type Example struct {
-	Text  string
-	Masks []int
+	Text   string
+	Masks  []int
+	B      string
+	MasksB []int
 }
 
-// Examples are the sentences under the text box.
+// Label is how the example reads on its button: a pair as "A / B".
+func (ex Example) Label() string {
+	if ex.B == "" {
+		return ex.Text
+	}
+	return ex.Text + " / " + ex.B
+}
+
+// Examples are the sentences under the text box. The two pairs are the next-sentence examples
+// of the BERT paper (Devlin et al., 2018, section 3.1), one IsNext and one NotNext.
 var Examples = []Example{
-	{"The capital of France is Paris.", []int{5}},
-	{"The man went to the store to buy a gallon of milk.", []int{4, 11}},
-	{"She played the piano beautifully at the concert last night.", []int{3}},
-	{"Dogs are loyal animals and make wonderful pets.", []int{2}},
-	{"The unbelievably talented musicians performed wonderfully.", []int{1}},
+	{Text: "The capital of France is Paris.", Masks: []int{5}},
+	{Text: "The man went to the store to buy a gallon of milk.", Masks: []int{4, 11}},
+	{Text: "She played the piano beautifully at the concert last night.", Masks: []int{3}},
+	{Text: "Dogs are loyal animals and make wonderful pets.", Masks: []int{2}},
+	{Text: "The unbelievably talented musicians performed wonderfully.", Masks: []int{1}},
+	{Text: "The man went to the store.", Masks: []int{4}, B: "He bought a gallon of milk.", MasksB: []int{4}},
+	{Text: "The man went to the store.", Masks: []int{2}, B: "Penguins are flightless birds.", MasksB: []int{1}},
 }
 
 // App is the state of the page shared by its views. Its exported methods are called with the
@@ -271,8 +285,11 @@ func (a *App) Commit() {
 // UseExample puts example i into the text box, with its masks.
 func (a *App) UseExample(i int) {
 	ex := Examples[i]
-	_, masksB := splitMasks(a.Masks)
-	a.Text, a.Draft, a.Masks = ex.Text, ex.Text, joinMasks(ex.Masks, masksB)
+	// The example is the whole input: a single sentence drops the user's sentence B.
+	a.Text, a.Draft, a.TextB, a.DraftB = ex.Text, ex.Text, ex.B, ex.B
+	a.Masks = joinMasks(ex.Masks, ex.MasksB)
+	a.typingB++ // a pending edit of the old B must not come back
+	a.PairNSP, a.PairNSPKey = nil, ""
 	a.refresh()
 }
 

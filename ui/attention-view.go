@@ -21,10 +21,12 @@ type AttentionView struct {
 	hovering       bool
 	hoverI, hoverJ int
 
-	// Head view (headview.go): where its left column of tokens sits, and the token whose lines
-	// alone are shown when focused, pinned by a click or following the mouse.
+	// Head view (headview.go): where its two columns of tokens sit, and the token whose lines
+	// alone are shown when focused, pinned by a click or following the mouse: a query of the
+	// left column, or a key of the right one when focusKey.
 	lines           headViewLayout
 	focused, pinned bool
+	focusKey        bool
 	focus           int
 }
 

@@ -14,11 +14,13 @@ import (
 // (left: the token that attends, right: the token attended to), joined by lines whose opacity is
 // the attention probability, one colour per head.
 
-// headViewLayout is where the head view drew its left column, in CSS pixels.
+// headViewLayout is where the head view drew its two columns, in CSS pixels.
 type headViewLayout struct {
 	top, rowH  int   // the first row's top and the row height
 	labelRight int   // the right edge of the left column
-	rows       []int // the token positions of the left column, top down
+	rightLeft  int   // the left edge of the right column
+	rows       []int // the token positions of the left column (queries), top down
+	cols       []int // the token positions of the right column (keys), top down
 }
 
 // Layout of the head view, in CSS pixels.
@@ -55,9 +57,14 @@ func (c *AttentionView) lineHeads() []int {
 	return hs
 }
 
-// focusIn returns the focused token when it is one of rows.
-func (c *AttentionView) focusIn(rows []int) (int, bool) {
-	if c.focused && slices.Contains(rows, c.focus) {
+// focusIn returns the focused token when it is one of rows (a query) or, when the focus is on
+// the right column, one of cols (a key).
+func (c *AttentionView) focusIn(rows, cols []int) (int, bool) {
+	in := rows
+	if c.focusKey {
+		in = cols
+	}
+	if c.focused && slices.Contains(in, c.focus) {
 		return c.focus, true
 	}
 	return 0, false
@@ -68,10 +75,13 @@ func (c *AttentionView) focusIn(rows []int) (int, bool) {
 func (c *AttentionView) drawLines(holder js.Value) {
 	l := c.App.Layer
 	rows, cols := c.rows(l), c.cols(l)
-	focus, focused := c.focusIn(rows)
+	focus, focused := c.focusIn(rows, cols)
 	fkey := "-"
 	if focused {
 		fkey = strconv.Itoa(focus)
+		if c.focusKey {
+			fkey = "k" + fkey
+		}
 	}
 	canvas, drawn := canvasIn(holder, fmt.Sprintf("lines/%s/%t/%s", c.drawKey(l, c.App.Head), c.App.AllHeads, fkey))
 	if drawn {
@@ -97,7 +107,7 @@ func (c *AttentionView) drawLines(holder js.Value) {
 	rightLeft := x2 + 4
 	w := rightLeft + 2*hvPad + rw
 	hgt := hvTop + max(len(rows), len(cols))*hvRowH + hvPad
-	c.lines = headViewLayout{top: hvTop, rowH: hvRowH, labelRight: labelRight, rows: rows}
+	c.lines = headViewLayout{top: hvTop, rowH: hvRowH, labelRight: labelRight, rightLeft: rightLeft, rows: rows, cols: cols}
 
 	dpr := js.Global().Get("devicePixelRatio").Float()
 	if dpr < 1 {
@@ -122,9 +132,14 @@ func (c *AttentionView) drawLines(holder js.Value) {
 
 	rowY := func(a int) int { return hvTop + a*hvRowH + hvRowH/2 }
 	if focused {
-		a := slices.Index(rows, focus)
 		ctx.Set("fillStyle", "#eef2ff")
-		ctx.Call("fillRect", 2, hvTop+a*hvRowH+1, labelRight-2, hvRowH-2)
+		if c.focusKey {
+			b := slices.Index(cols, focus)
+			ctx.Call("fillRect", rightLeft, hvTop+b*hvRowH+1, w-rightLeft-2, hvRowH-2)
+		} else {
+			a := slices.Index(rows, focus)
+			ctx.Call("fillRect", 2, hvTop+a*hvRowH+1, labelRight-2, hvRowH-2)
+		}
 	}
 
 	lines := 0
@@ -133,10 +148,13 @@ func (c *AttentionView) drawLines(holder js.Value) {
 		m := c.App.Att[l].Attentions[h]
 		var paths [hvLevels + 1]strings.Builder
 		for a, i := range rows {
-			if focused && i != focus {
+			if focused && !c.focusKey && i != focus {
 				continue
 			}
 			for b, j := range cols {
+				if focused && c.focusKey && j != focus {
+					continue
+				}
 				lev := int(float64(m[i][j])*hvLevels + 0.5)
 				if lev <= 0 {
 					continue // under 1%: not a visible line
@@ -170,25 +188,35 @@ func (c *AttentionView) drawLines(holder js.Value) {
 	canvas.Set("bertlabLines", lines) // for tests: how many lines were drawn
 	canvas.Set("bertlabTop", hvTop)
 	canvas.Set("bertlabRowH", hvRowH)
+	canvas.Set("bertlabRightLeft", rightLeft)
 }
 
-// lineRow returns the token of the left column under the mouse, if any.
-func (c *AttentionView) lineRow(e vugu.DOMEvent) (int, bool) {
-	x, y := e.PropFloat64("offsetX"), e.PropFloat64("offsetY")
-	g := c.lines
-	if g.rowH <= 0 || x < 0 || x > float64(g.labelRight) || y < float64(g.top) {
-		return 0, false
+// lineRow returns the token under the mouse, if any: a query of the left column, or a key of
+// the right one (key true).
+func (c *AttentionView) lineRow(e vugu.DOMEvent) (i int, key, ok bool) {
+	return c.lines.at(e.PropFloat64("offsetX"), e.PropFloat64("offsetY"))
+}
+
+// at returns the token at (x, y) in CSS pixels of the head view: a query of the left column, or
+// a key of the right one (key true); ok is false between the columns and below the rows.
+func (g headViewLayout) at(x, y float64) (i int, key, ok bool) {
+	if g.rowH <= 0 || x < 0 || y < float64(g.top) {
+		return 0, false, false
 	}
-	if r := int(y-float64(g.top)) / g.rowH; r < len(g.rows) {
-		return g.rows[r], true
+	r := int(y-float64(g.top)) / g.rowH
+	switch {
+	case x <= float64(g.labelRight) && r < len(g.rows):
+		return g.rows[r], false, true
+	case x >= float64(g.rightLeft) && g.rightLeft > g.labelRight && r < len(g.cols):
+		return g.cols[r], true, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // lineHover shows only the lines of the token under the mouse, unless a click pinned one.
 func (c *AttentionView) lineHover(e vugu.DOMEvent) {
 	if !c.pinned {
-		c.focus, c.focused = c.lineRow(e)
+		c.focus, c.focusKey, c.focused = c.lineRow(e)
 	}
 }
 
@@ -198,28 +226,44 @@ func (c *AttentionView) lineLeave() {
 	}
 }
 
-// lineClick pins the token clicked on the left (its lines stay when the mouse leaves); a
-// click on the pinned token, or off the left column, unpins.
+// lineClick pins the token clicked in either column (its lines stay when the mouse leaves); a
+// click on the pinned token, or off both columns, unpins.
 func (c *AttentionView) lineClick(e vugu.DOMEvent) {
-	i, ok := c.lineRow(e)
+	i, key, ok := c.lineRow(e)
 	switch {
 	case !ok:
 		c.pinned, c.focused = false, false
-	case c.pinned && c.focus == i:
+	case c.pinned && c.focus == i && c.focusKey == key:
 		c.pinned = false
 	default:
-		c.pinned, c.focused, c.focus = true, true, i
+		c.pinned, c.focused, c.focus, c.focusKey = true, true, i, key
 	}
 }
 
 // linesReadout says what the head view shows.
 func (c *AttentionView) linesReadout() string {
 	l := c.App.Layer
-	focus, ok := c.focusIn(c.rows(l))
+	focus, ok := c.focusIn(c.rows(l), c.cols(l))
 	if !ok {
-		return "Point at a token on the left to see only its lines; click it to keep them."
+		return "Point at a token to see only its lines (left: what it attends to; right: what attends to it); click it to keep them."
 	}
 	tokens := c.App.Att[l].Tokens
+	if c.focusKey {
+		if c.App.AllHeads {
+			return fmt.Sprintf("%s (column %d): the attention it receives in every head of layer %d", tokens[focus], focus, l)
+		}
+		m := c.App.Att[l].Attentions[c.App.Head]
+		best := -1
+		for _, i := range c.rows(l) {
+			if best < 0 || m[i][focus] > m[best][focus] {
+				best = i
+			}
+		}
+		if best < 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s (column %d) is attended to most by %s (row %d) with probability %.4f", tokens[focus], focus, tokens[best], best, m[best][focus])
+	}
 	if c.App.AllHeads {
 		return fmt.Sprintf("%s (row %d): its attention in every head of layer %d", tokens[focus], focus, l)
 	}

@@ -174,3 +174,36 @@ func TestAppPair(t *testing.T) {
 		t.Errorf("no note about the missing NSP head:\n%s", html)
 	}
 }
+
+func TestUseExamplePairs(t *testing.T) {
+	eng := newNativeEngine(t)
+	a := &App{Eng: eng}
+	a.Start(ParseRoute("#mask?text=The%20cat%20sat.&b=It%20slept."))
+	if a.Err != "" || !a.Loaded {
+		t.Fatalf("start: loaded %v, err %q", a.Loaded, a.Err)
+	}
+	for i, ex := range Examples {
+		a.UseExample(i)
+		if a.Text != ex.Text || a.TextB != ex.B || a.DraftB != ex.B {
+			t.Errorf("example %d: text %q, B %q (box %q); want %q, %q", i, a.Text, a.TextB, a.DraftB, ex.Text, ex.B)
+		}
+		if a.Err != "" {
+			t.Errorf("example %d: %s", i, a.Err)
+		}
+		// Every mask of the example is a word, and each became [MASK] in its own sentence.
+		if n := strings.Count(a.MaskedText, "[MASK]") + strings.Count(a.MaskedB, "[MASK]"); n != len(ex.Masks)+len(ex.MasksB) || n != len(a.Order) {
+			t.Errorf("example %d: %q / %q has %d masks, order %v; want %d", i, a.MaskedText, a.MaskedB, n, a.Order, len(ex.Masks)+len(ex.MasksB))
+		}
+		if ex.B == "" && (a.MaskedB != "" || a.PairNSP != nil) {
+			t.Errorf("example %d is one sentence, but B %q and NSP %+v remain", i, a.MaskedB, a.PairNSP)
+		}
+		if ex.B != "" && (a.PairNSP == nil || a.PairNSPKey != a.InputKey()) {
+			t.Errorf("example %d (%s) has no NSP probability", i, ex.Label())
+		}
+	}
+	// The paper's two pairs: "the man went to [MASK] store / he bought a gallon [MASK] milk".
+	a.UseExample(5)
+	if a.MaskedText != "The man went to [MASK] store." || a.MaskedB != "He bought a gallon [MASK] milk." {
+		t.Errorf("the IsNext pair reads %q / %q", a.MaskedText, a.MaskedB)
+	}
+}

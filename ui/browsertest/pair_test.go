@@ -148,10 +148,10 @@ func TestPairAttentionView(t *testing.T) {
 	screenshot(t, ctx, "attention-pair-ab")
 
 	// The head view of layer 0, head 0 under the same filter: one line per pair above 1%.
-	lines := func(heads []int, rows []int) (lo, hi int) {
+	linesIn := func(heads, rows, cols []int) (lo, hi int) {
 		for _, h := range heads {
 			for _, i := range rows {
-				for _, j := range idxB {
+				for _, j := range cols {
 					w := float64(natt.Attentions[h][i][j])
 					if w >= 0.01+1e-5 {
 						lo++
@@ -164,6 +164,7 @@ func TestPairAttentionView(t *testing.T) {
 		}
 		return lo, hi
 	}
+	lines := func(heads []int, rows []int) (lo, hi int) { return linesIn(heads, rows, idxB) }
 	do(t, ctx, 10*time.Second, "the head view", chromedp.Click(chromedp.CSS(`button[data-show="lines"]`)))
 	wait(t, ctx, 10*time.Second, "the head view's lines",
 		`document.querySelector('.headview canvas') && document.querySelector('.headview canvas').bertlabLines > 0 && location.hash.includes('show=lines') && !document.querySelector('.heatmap')`)
@@ -186,6 +187,25 @@ func TestPairAttentionView(t *testing.T) {
 		t.Errorf("hovering token %d: %d lines, want %d..%d", idxA[2], n, lo, hi)
 	}
 	screenshot(t, ctx, "attention-headview-hover")
+
+	// Pointing at a token on the right keeps only the lines into it: what attends to it.
+	rl := eval[float64](t, ctx, `document.querySelector('.headview canvas').bertlabRightLeft`)
+	do(t, ctx, 10*time.Second, "hovering a key of the head view",
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, hv[0]+rl+8, hv[1]+hv[2]+hv[3]*1.5))
+	wait(t, ctx, 10*time.Second, "one key's lines", `document.querySelector('[data-role="lines-readout"]').textContent.includes('is attended to most by')`)
+	lo, hi = linesIn([]int{0}, idxA, idxB[1:2])
+	if n := eval[int](t, ctx, `document.querySelector('.headview canvas').bertlabLines`); n < lo || n > hi {
+		t.Errorf("hovering key %d: %d lines, want %d..%d", idxB[1], n, lo, hi)
+	}
+	readout = eval[string](t, ctx, `document.querySelector('[data-role="lines-readout"]').textContent`)
+	var best float64 = -1
+	for _, i := range idxA {
+		best = max(best, float64(natt.Attentions[0][i][idxB[1]]))
+	}
+	if !strings.Contains(readout, fmt.Sprintf("with probability %.4f", best)) {
+		t.Errorf("key readout %q: want the largest attention into column %d, %.4f", readout, idxB[1], best)
+	}
+	screenshot(t, ctx, "attention-headview-hover-key")
 
 	// Every head of the layer at once, then the export.
 	do(t, ctx, 10*time.Second, "all heads", chromedp.Click(chromedp.CSS(`input[data-role="all-heads"]`)))
