@@ -155,6 +155,15 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		extraText = strings.TrimSpace(string(b))
 	}
 
+	// A run without next-sentence prediction never trained the NSP head: the shipped folder
+	// leaves it out (a BertForMaskedLM), so no one reads its random IsNext probabilities.
+	if meta["sentence_task"] == "none" && src.Model.NSP != nil {
+		src.Model.NSP = nil
+		if err := src.Model.Config.SetExtra("architectures", []string{"BertForMaskedLM"}); err != nil {
+			return err
+		}
+	}
+
 	// The shipped folder, then everything measured on what it holds (the stored weights).
 	if err := checkpoint.SaveFolder(*out, src.Model, src.Tokenizer, checkpoint.SaveOptions{DType: dt}); err != nil {
 		return err
@@ -346,8 +355,9 @@ func (c modelCard) markdown() string {
 	p("| weights | `%s`, %s, %s |\n", checkpoint.WeightsFile, c.DType, bytesHuman(c.Size))
 	p("| heads | %s |\n\n", strings.Join(m.HeadNames(), ", "))
 	if c.Meta["sentence_task"] == "none" {
-		p("Trained on masked LM only (no next-sentence prediction): the pooler and the NSP head keep\n")
-		p("their random initial weights. Fine-tuning trains the pooler with the task head.\n\n")
+		p("Trained on masked LM only (no next-sentence prediction), so the NSP head, never trained, is\n")
+		p("left out (`BertForMaskedLM`); the pooler keeps its random initial weights, and fine-tuning\n")
+		p("trains it with the task head.\n\n")
 	}
 
 	p("## Data\n\n")

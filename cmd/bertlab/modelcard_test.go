@@ -51,6 +51,14 @@ func TestModelCard(t *testing.T) {
 	if f.Report.DType != string(checkpoint.F16) || f.Tokenizer == nil || f.Tokenizer.Vocab().Len() != 80 || f.Model.Config.PadTokenID != f.Tokenizer.PadID() {
 		t.Errorf("folder: dtype %s, tokenizer %v, pad_token_id %d", f.Report.DType, f.Tokenizer != nil, f.Model.Config.PadTokenID)
 	}
+	// Pre-trained without NSP: the untrained NSP head stays out of the shipped folder.
+	cfgJSON, err := os.ReadFile(filepath.Join(out, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Model.NSP != nil || f.Model.MLM == nil || f.Model.Pooler == nil || !strings.Contains(string(cfgJSON), `"BertForMaskedLM"`) {
+		t.Errorf("heads: NSP %v, MLM %v, pooler %v; want BertForMaskedLM with the pooler", f.Model.NSP != nil, f.Model.MLM != nil, f.Model.Pooler != nil)
+	}
 	if note, err := os.ReadFile(filepath.Join(out, noteFile)); err != nil || string(note) != "A test model: three steps.\n" {
 		t.Errorf("note.txt: %q, %v", note, err)
 	}
