@@ -109,7 +109,10 @@ func (b Batch) Validate(c Config) error {
 	return nil
 }
 
-// Forward runs the model in eval mode (no dropout) on a batch.
+// Forward runs the model in eval mode (no dropout) on a batch. It may be called from several
+// goroutines at once. The Output and its tensors are the caller's; without Trace the
+// intermediates live in buffers that later calls reuse, so that a call after a first one of
+// its shape allocates little more than its outputs.
 func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 	c := m.Config
 	if err := b.Validate(c); err != nil {
@@ -126,8 +129,17 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 			return nil, fmt.Errorf("forward: MLM row %d outside the batch of %d positions", r, b.B*b.S)
 		}
 	}
-	p, err := m.newPass(b, dropoutConfig{})
+	// Without the trace nothing of the pass outlives it but the outputs: its intermediates
+	// live in a scratch that later passes reuse.
+	var sc *scratch
+	if !opt.Trace {
+		sc = scratches.get()
+	}
+	p, err := m.newPass(b, dropoutConfig{}, sc)
 	if err != nil {
+		if sc != nil {
+			scratches.put(sc)
+		}
 		return nil, err
 	}
 	B, H := b.B, c.HiddenSize
@@ -137,6 +149,9 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 	}
 
 	h := m.encode(b, p, tr, nil)
+	if sc != nil {
+		h = h.Clone() // the caller owns the outputs; the scratch's buffers are reused
+	}
 	out := &Output{Hidden: h, Trace: tr}
 	if m.Pooler != nil {
 		out.Pooled = m.pool(h, B, b.S)
@@ -148,6 +163,10 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 		out.NSPLogits = tensor.New(B, 2)
 		tensor.Linear(out.NSPLogits.Data, out.Pooled.Data, m.NSP.W.Data, m.NSP.B.Data, B, H, 2)
 	}
+	if sc != nil {
+		// Not deferred: after a panic, goroutines of the pass may still write to the scratch.
+		scratches.put(sc)
+	}
 	return out, nil
 }
 
@@ -158,23 +177,43 @@ type pass struct {
 	act  func([]float32)
 	eps  float32
 	drop dropoutConfig // zero in eval mode
+	// sc, when not nil, provides the intermediates (see buf): an eval pass without trace.
+	sc *scratch
 }
 
-// newPass prepares a forward pass over b (already validated) with the given dropout.
-func (m *Model) newPass(b Batch, drop dropoutConfig) (*pass, error) {
+// newPass prepares a forward pass over b (already validated) with the given dropout. With
+// a scratch sc (eval mode, no trace) the pass and its intermediates live in sc.
+func (m *Model) newPass(b Batch, drop dropoutConfig, sc *scratch) (*pass, error) {
 	act, err := activation(m.Config.HiddenAct)
 	if err != nil {
 		return nil, err
 	}
-	mask := make([]float32, b.B*b.S)
-	if b.AttentionMask != nil {
-		for i, v := range b.AttentionMask {
-			if v == 0 {
-				mask[i] = MaskValue
-			}
+	var p *pass
+	var mask []float32
+	if sc != nil {
+		sc.mask = growFloats(sc.mask, b.B*b.S)
+		p, mask = &sc.pass, sc.mask
+	} else {
+		p, mask = new(pass), make([]float32, b.B*b.S)
+	}
+	for i := range mask {
+		mask[i] = 0
+		if b.AttentionMask != nil && b.AttentionMask[i] == 0 {
+			mask[i] = MaskValue
 		}
 	}
-	return &pass{B: b.B, S: b.S, mask: mask, act: act, eps: float32(m.Config.LayerNormEps), drop: drop}, nil
+	*p = pass{B: b.B, S: b.S, mask: mask, act: act, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
+	return p, nil
+}
+
+// buf returns a tensor of the given shape for the pass's intermediate id (one of the scratch
+// buffers, bufHidden0 etc.): the scratch's buffer, holding stale numbers, when the pass has a
+// scratch; else a new zero tensor. Every caller overwrites all of it.
+func (p *pass) buf(id int, shape ...int) *tensor.Tensor {
+	if p.sc == nil {
+		return tensor.New(shape...)
+	}
+	return p.sc.bufs[id].get(shape...)
 }
 
 // encode runs the embeddings and every layer, returning the last hidden state [B, S, H].
@@ -213,7 +252,7 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	c := m.Config
 	B, S, H := b.B, b.S, c.HiddenSize
-	x := tensor.New(B, S, H)
+	x := p.buf(bufHidden0, B, S, H)
 	if tr != nil {
 		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
 	}
@@ -265,12 +304,12 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	L := &m.Layers[l]
 	rows := B * S
 
-	q, k, v := tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
+	q, k, v := p.buf(bufQ, B, S, H), p.buf(bufK, B, S, H), p.buf(bufV, B, S, H)
 	tensor.Linear(q.Data, x.Data, L.Query.W.Data, L.Query.B.Data, rows, H, H)
 	tensor.Linear(k.Data, x.Data, L.Key.W.Data, L.Key.B.Data, rows, H, H)
 	tensor.Linear(v.Data, x.Data, L.Value.W.Data, L.Value.B.Data, rows, H, H)
 
-	probs := tensor.New(B, A, S, S)
+	probs := p.buf(bufProbs, B, A, S, S)
 	var scores *tensor.Tensor
 	if lt != nil {
 		scores = tensor.New(B, A, S, S)
@@ -279,34 +318,18 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if p.drop.attn > 0 {
 		keepP = make([]uint8, B*A*S*S)
 	}
-	ctx := tensor.New(B, S, H)
-	scale := float32(1 / math.Sqrt(float64(d)))
+	ctx := p.buf(bufCtx, B, S, H)
 	// One (sequence, head) pair at a time: scores = Q_h K_hᵀ / √d, + mask, softmax, dropout, · V_h.
-	tensor.ParallelFor(B*A, func(lo, hi int) {
-		var dropped []float32
-		if keepP != nil {
-			dropped = make([]float32, S*S)
-		}
-		for bh := lo; bh < hi; bh++ {
-			bi, hd := bh/A, bh%A
-			off := bi*S*H + hd*d
-			pr := probs.Data[bh*S*S : (bh+1)*S*S]
-			tensor.Gemm(false, true, S, S, d, scale, q.Data[off:], H, k.Data[off:], H, 0, pr, S)
-			if scores != nil {
-				copy(scores.Data[bh*S*S:], pr)
-			}
-			tensor.SoftmaxRows(pr, S, p.mask[bi*S:(bi+1)*S])
-			src := pr
-			if keepP != nil {
-				copy(dropped, pr)
-				Dropout(dropped, keepP[bh*S*S:(bh+1)*S*S], p.drop.attn, p.drop.seed, dropoutStream(siteAttnProbs, l, bh))
-				src = dropped
-			}
-			tensor.Gemm(false, false, S, d, S, 1, src, S, v.Data[off:], H, 0, ctx.Data[off:], H)
-		}
-	})
+	job, heads := p.attention()
+	*job = attention{S: S, H: H, A: A, d: d, l: l, scale: float32(1 / math.Sqrt(float64(d))),
+		q: q.Data, k: k.Data, v: v.Data, probs: probs.Data, ctx: ctx.Data, mask: p.mask,
+		keepP: keepP, drop: p.drop}
+	if scores != nil {
+		job.scores = scores.Data
+	}
+	tensor.ParallelFor(B*A, heads)
 
-	proj := tensor.New(B, S, H)
+	proj := p.buf(bufProj, B, S, H)
 	tensor.Linear(proj.Data, ctx.Data, L.AttnOut.W.Data, L.AttnOut.B.Data, rows, H, H)
 	keep1 := p.drop.dropSequences(proj.Data, B, siteAttnOutput, l)
 	// The sums before the LayerNorms are formed in place unless the trace shows the dense
@@ -323,14 +346,18 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	}
 	tensor.LayerNorm(attnOut.Data, sum1.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
 
-	pre := tensor.New(B, S, I)
+	pre := p.buf(bufPre, B, S, I)
 	tensor.Linear(pre.Data, attnOut.Data, L.Inter.W.Data, L.Inter.B.Data, rows, H, I)
 	inter := pre
 	if la != nil {
 		inter = pre.Clone() // the activation's backward needs its input
 	}
-	tensor.ParallelFor(rows, func(lo, hi int) { p.act(inter.Data[lo*I : hi*I]) })
-	ffn := tensor.New(B, S, H)
+	aj, act := p.activate()
+	*aj = activate{act: p.act, x: inter.Data, width: I}
+	tensor.ParallelFor(rows, act)
+	// The block's output is formed in ffn: with a scratch, in the hidden-state buffer that
+	// does not hold x.
+	ffn := p.buf(bufHidden0+(l+1)%2, B, S, H)
 	tensor.Linear(ffn.Data, inter.Data, L.Out.W.Data, L.Out.B.Data, rows, I, H)
 	keep2 := p.drop.dropSequences(ffn.Data, B, siteFFNOutput, l)
 	sum2 := ffn
@@ -357,6 +384,46 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	return out, probs
 }
 
+// attention is the attention of one block, run on ranges of its (sequence, head) pairs
+// bh = b·A + h by heads. Slices are [B, S, H] unless noted.
+type attention struct {
+	S, H, A, d, l int // l: the block, for the dropout streams
+	scale         float32
+	q, k, v       []float32
+	probs         []float32 // receives the probabilities before dropout: [B, A, S, S]
+	scores        []float32 // if not nil, receives the scores before the mask (trace): [B, A, S, S]
+	ctx           []float32 // receives probabilities · V, heads merged
+	mask          []float32 // the additive attention mask: [B, S]
+	keepP         []uint8   // if not nil, receives the attention dropout mask: [B, A, S, S]
+	drop          dropoutConfig
+}
+
+// heads computes the pairs [lo, hi): scores = Q_h K_hᵀ / √d, + mask, softmax, dropout, · V_h.
+func (j *attention) heads(lo, hi int) {
+	S, H, A, d := j.S, j.H, j.A, j.d
+	var dropped []float32
+	if j.keepP != nil {
+		dropped = make([]float32, S*S)
+	}
+	for bh := lo; bh < hi; bh++ {
+		bi, hd := bh/A, bh%A
+		off := bi*S*H + hd*d
+		pr := j.probs[bh*S*S : (bh+1)*S*S]
+		tensor.Gemm(false, true, S, S, d, j.scale, j.q[off:], H, j.k[off:], H, 0, pr, S)
+		if j.scores != nil {
+			copy(j.scores[bh*S*S:], pr)
+		}
+		tensor.SoftmaxRows(pr, S, j.mask[bi*S:(bi+1)*S])
+		src := pr
+		if j.keepP != nil {
+			copy(dropped, pr)
+			Dropout(dropped, j.keepP[bh*S*S:(bh+1)*S*S], j.drop.attn, j.drop.seed, dropoutStream(siteAttnProbs, j.l, bh))
+			src = dropped
+		}
+		tensor.Gemm(false, false, S, d, S, 1, src, S, j.v[off:], H, 0, j.ctx[off:], H)
+	}
+}
+
 // pool is HF's BertPooler: tanh(dense(h[:, 0])). [B, H]
 func (m *Model) pool(h *tensor.Tensor, B, S int) *tensor.Tensor {
 	H := m.Config.HiddenSize
@@ -375,7 +442,7 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 	n := B * S
 	if rows != nil {
 		n = len(rows)
-		in = tensor.New(n, H)
+		in = p.buf(bufMLMIn, n, H)
 		for i, r := range rows {
 			copy(in.Row(i), h.Data[r*H:(r+1)*H])
 		}
@@ -398,7 +465,7 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 // Backward needs.
 func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logits *tensor.Tensor) {
 	H, V := m.Config.HiddenSize, m.Config.VocabSize
-	pre := tensor.New(n, H)
+	pre := p.buf(bufMLMPre, n, H)
 	tensor.Linear(pre.Data, in.Data, m.MLM.Transform.W.Data, m.MLM.Transform.B.Data, n, H, H)
 	a := pre
 	if ma != nil {

@@ -89,7 +89,7 @@ func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
 			}
 		}
 	}
-	p, err := m.newPass(b, opt.dropout(m.Config))
+	p, err := m.newPass(b, opt.dropout(m.Config), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package tensor
 import (
 	"fmt"
 	"runtime"
-	"sync"
 )
 
 // Gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, as BLAS sgemm does:
@@ -130,7 +129,14 @@ type gemmBuf struct {
 	tile []float32
 }
 
-var gemmBufs = sync.Pool{New: func() any { return new(gemmBuf) }}
+// gemmBufs keeps as many packing buffers as goroutines ever packed at once, up to two per
+// processor (under 700 KB each with the blockings of gemmKernels). A free list, not a
+// sync.Pool: the buffers survive garbage collections, and a goroutine that moved to another
+// processor finds one.
+var gemmBufs = freeList[gemmBuf]{
+	new:     func() *gemmBuf { return new(gemmBuf) },
+	maxIdle: func() int { return 2 * runtime.GOMAXPROCS(0) },
+}
 
 // grow returns s with length n, reusing its storage when it is large enough.
 func grow(s []float32, n int) []float32 {
@@ -186,37 +192,55 @@ func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, a
 	}
 	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
 	// independent GEMM with its own packing buffers. The calling goroutine takes the last one.
-	splitN := n >= m
+	j := gemmJobs.get()
+	*j = gemmJob{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
+		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, splitN: n >= m, strip: j.strip}
 	size, unit := m, kern.mr
-	if splitN {
+	if j.splitN {
 		size, unit = n, kern.nr
 	}
-	step := ceilDiv(ceilDiv(size, threads), unit) * unit
-	var wg sync.WaitGroup
-	for s0 := 0; s0 < size; s0 += step {
-		sb := min(step, size-s0)
-		strip := func() {
-			if splitN {
-				bs := b[s0:]
-				if transB {
-					bs = b[s0*ldb:]
-				}
-				gemmSerial(kern, transA, transB, m, sb, k, alpha, a, lda, bs, ldb, beta, c[s0:], ldc)
-				return
-			}
-			as := a[s0:]
-			if !transA {
-				as = a[s0*lda:]
-			}
-			gemmSerial(kern, transA, transB, sb, n, k, alpha, as, lda, b, ldb, beta, c[s0*ldc:], ldc)
+	parallelChunks(size, ceilDiv(ceilDiv(size, threads), unit)*unit, j.strip)
+	*j = gemmJob{strip: j.strip} // keep no operand alive
+	gemmJobs.put(j)
+}
+
+// gemmJob is one multi-goroutine gemmWith call, split into strips of C's rows (or columns,
+// when splitN) that parallelChunks hands to its goroutines.
+type gemmJob struct {
+	kern           *gemmKernel
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	splitN         bool
+	// strip is the method value j.runStrip, bound once: passing it allocates nothing.
+	strip func(s0, s1 int)
+}
+
+// gemmJobs keeps gemmJobs between calls.
+var gemmJobs = freeList[gemmJob]{new: func() *gemmJob {
+	j := new(gemmJob)
+	j.strip = j.runStrip
+	return j
+}}
+
+// runStrip computes the strip [s0, s1) of C's rows, or of its columns when j.splitN.
+func (j *gemmJob) runStrip(s0, s1 int) {
+	sb := s1 - s0
+	if j.splitN {
+		bs := j.b[s0:]
+		if j.transB {
+			bs = j.b[s0*j.ldb:]
 		}
-		if s0+step >= size {
-			strip()
-		} else {
-			wg.Go(strip)
-		}
+		gemmSerial(j.kern, j.transA, j.transB, j.m, sb, j.k, j.alpha, j.a, j.lda, bs, j.ldb, j.beta, j.c[s0:], j.ldc)
+		return
 	}
-	wg.Wait()
+	as := j.a[s0:]
+	if !j.transA {
+		as = j.a[s0*j.lda:]
+	}
+	gemmSerial(j.kern, j.transA, j.transB, sb, j.n, j.k, j.alpha, as, j.lda, j.b, j.ldb, j.beta, j.c[s0*j.ldc:], j.ldc)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -240,8 +264,8 @@ func gemmScale(m, n int, beta float32, c []float32, ldc int) {
 // gemmSerial runs the blocked algorithm (BLIS loop order jc, pc, ic, jr, ir) on one goroutine.
 // Sizes are positive and the slices already checked.
 func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	buf := gemmBufs.Get().(*gemmBuf)
-	defer gemmBufs.Put(buf)
+	buf := gemmBufs.get()
+	defer gemmBufs.put(buf)
 	mr, nr := kern.mr, kern.nr
 	kcMax := min(kern.kc, k)
 	mcMax := min(kern.mc, ceilDiv(m, mr)*mr)

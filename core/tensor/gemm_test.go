@@ -422,20 +422,19 @@ func TestGemmPanicsOnShortSlices(t *testing.T) {
 	}
 }
 
-// TestGemmNoAllocs checks that packing buffers are reused: a single-goroutine call allocates
-// nothing in steady state.
+// TestGemmNoAllocs checks that packing buffers and the goroutines' job are reused: a call,
+// on one goroutine or split over several, allocates nothing in steady state.
 func TestGemmNoAllocs(t *testing.T) {
-	if gemmRace {
-		t.Skip("sync.Pool drops buffers at random under the race detector")
-	}
 	const m, k, n = 33, 70, 45
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, kern := range gemmKernels() {
-		allocs := testing.AllocsPerRun(20, func() {
-			gemmWith(kern, 1, false, true, m, n, k, 1, a, k, b, k, 0, c, n)
-		})
-		if allocs >= 1 {
-			t.Errorf("%s: %v allocations per call", kern.name, allocs)
+		for _, threads := range []int{1, 2, 3} {
+			allocs := testing.AllocsPerRun(20, func() {
+				gemmWith(kern, threads, false, true, m, n, k, 1, a, k, b, k, 0, c, n)
+			})
+			if allocs >= 1 {
+				t.Errorf("%s, %d goroutines: %v allocations per call", kern.name, threads, allocs)
+			}
 		}
 	}
 }
