@@ -45,8 +45,8 @@ func SoftmaxRows(x []float32, n int, mask []float32) {
 	}
 }
 
-// softmaxRowGo replaces row by its softmax: the pure-Go twin of softmaxRow (math.Exp in float64,
-// rounded to float32; the sum in float32).
+// softmaxRowGo replaces row by its softmax: the pure-Go twin of softmaxRow (the exponentials
+// float32 within 2 ulp of exp, by expf; the sum in float32).
 func softmaxRowGo(row []float32) {
 	mx := float32(math.Inf(-1))
 	for _, v := range row {
@@ -56,7 +56,7 @@ func softmaxRowGo(row []float32) {
 	}
 	var sum float32
 	for j, v := range row {
-		e := float32(math.Exp(float64(v - mx)))
+		e := expf(v - mx)
 		row[j] = e
 		sum += e
 	}
@@ -113,10 +113,12 @@ func GELU(x []float32) {
 	gelu(x)
 }
 
-// geluGo is the pure-Go twin of gelu: the exact GELU in float64 (math.Erf), rounded to float32.
+// geluGo is the pure-Go twin of gelu: the exact GELU x·Φ(x) with the float32 Φ of normCDF
+// (erf.go), within a few float32 ulp of the float64 formula (TestGELUAccuracy).
 func geluGo(x []float32) {
 	for i, v := range x {
-		x[i] = float32(0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2)))
+		phi, _ := normCDF(v)
+		x[i] = v * phi
 	}
 }
 

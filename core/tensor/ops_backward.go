@@ -116,9 +116,12 @@ func GELUBackward(dx, dy, x []float32) {
 	x = x[:len(dx)]
 	dy = dy[:len(dx)]
 	for i, v := range x {
-		u := float64(v)
-		d := 0.5*(1+math.Erf(u/math.Sqrt2)) + u*invSqrt2Pi*math.Exp(-0.5*u*u)
-		dx[i] = dy[i] * float32(d)
+		// Φ and exp(-x²/2) in float32 (erf.go); normCDF returns the exponential when it needed it.
+		phi, ex := normCDF(v)
+		if ex < 0 {
+			ex = expNeg64(0.5 * float64(v) * float64(v))
+		}
+		dx[i] = dy[i] * (phi + v*invSqrt2Pi*ex)
 	}
 }
 
@@ -219,13 +222,7 @@ func expf(x float32) float32 {
 	const magic = 12582912
 	k := (x*log2e + magic) - magic
 	r := x - k*c1 - k*c2
-	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
-	p = p*r*r + r + 1
+	p := expPoly(r)
 	ki := int32(k)
 	if ki == 128 {
 		// 2^128 overflows float32 although p·2^128 may not.

@@ -1,0 +1,40 @@
+package tensor
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkGELU times the exact GELU and the softmax of rows over BERT-Base's shapes at
+// sequence length 128: the intermediate activation [128, 3072] and the attention scores of
+// 12 heads [12·128, 128]. Inputs are normal-ish (the activations' spread), so the branches of
+// the polynomials are taken as in a forward pass.
+func BenchmarkGELU(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, 128*3072)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64() * 2)
+	}
+	x := make([]float32, len(src))
+	b.SetBytes(int64(4 * len(src)))
+	for b.Loop() {
+		copy(x, src)
+		GELU(x)
+	}
+}
+
+// BenchmarkSoftmax times SoftmaxRows on 12 heads of [128, 128] attention scores.
+func BenchmarkSoftmax(b *testing.B) {
+	const n = 128
+	rng := rand.New(rand.NewPCG(3, 4))
+	src := make([]float32, 12*n*n)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64() * 3)
+	}
+	x := make([]float32, len(src))
+	b.SetBytes(int64(4 * len(src)))
+	for b.Loop() {
+		copy(x, src)
+		SoftmaxRows(x, n, nil)
+	}
+}
