@@ -253,19 +253,7 @@ func (c *AttentionView) drawBig(holder js.Value) {
 	canvas.Set("bertlabCols", C)
 	wide, high := C*cell, R*cell
 	w, hgt := margin+wide+2, margin+high+2
-	dpr := js.Global().Get("devicePixelRatio").Float()
-	if dpr < 1 {
-		dpr = 1
-	}
-	canvas.Set("width", int(float64(w)*dpr))
-	canvas.Set("height", int(float64(hgt)*dpr))
-	canvas.Get("style").Set("width", fmt.Sprintf("%dpx", w))
-	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", hgt))
-	ctx = canvas.Call("getContext", "2d")
-	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
-	// White, not transparent: the exported PNG reads on any background.
-	ctx.Set("fillStyle", "#ffffff")
-	ctx.Call("fillRect", 0, 0, w, hgt)
+	ctx = whiteCanvas(canvas, float64(w), float64(hgt))
 
 	if R == 0 || C == 0 {
 		return

@@ -232,19 +232,7 @@ func (c *EmbeddingsView) draw(holder js.Value) {
 	}
 	plotH := min(max(width*11/20, 320), 600)
 	W, H := float64(width), float64(embTop+plotH+embLegendH*len(e.Sentences)+10)
-	dpr := js.Global().Get("devicePixelRatio").Float()
-	if dpr < 1 {
-		dpr = 1
-	}
-	canvas.Set("width", int(W*dpr))
-	canvas.Set("height", int(H*dpr))
-	canvas.Get("style").Set("width", fmt.Sprintf("%dpx", int(W)))
-	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", int(H)))
-	ctx := canvas.Call("getContext", "2d")
-	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
-	// White, not transparent: the exported PNG reads on any background.
-	ctx.Set("fillStyle", "#ffffff")
-	ctx.Call("fillRect", 0, 0, W, H)
+	ctx := whiteCanvas(canvas, W, H)
 
 	// One scale for both axes, so that distances on the screen are distances in the PCA plane.
 	minX, maxX, minY, maxY := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)

@@ -109,18 +109,7 @@ func (c *AttentionView) drawLines(holder js.Value) {
 	hgt := hvTop + max(len(rows), len(cols))*hvRowH + hvPad
 	c.lines = headViewLayout{top: hvTop, rowH: hvRowH, labelRight: labelRight, rightLeft: rightLeft, rows: rows, cols: cols}
 
-	dpr := js.Global().Get("devicePixelRatio").Float()
-	if dpr < 1 {
-		dpr = 1
-	}
-	canvas.Set("width", int(float64(w)*dpr))
-	canvas.Set("height", int(float64(hgt)*dpr))
-	canvas.Get("style").Set("width", fmt.Sprintf("%dpx", w))
-	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", hgt))
-	ctx = canvas.Call("getContext", "2d")
-	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
-	ctx.Set("fillStyle", "#ffffff") // white: the exported PNG reads on any background
-	ctx.Call("fillRect", 0, 0, w, hgt)
+	ctx = whiteCanvas(canvas, float64(w), float64(hgt))
 
 	ctx.Set("font", captionFont)
 	ctx.Set("fillStyle", "#64748b")

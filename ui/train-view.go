@@ -160,18 +160,7 @@ func plot(holder js.Value, key string, xmax, ymin, ymax float64, xlabel string) 
 	if drawn {
 		return canvas, false
 	}
-	dpr := js.Global().Get("devicePixelRatio").Float()
-	if dpr < 1 {
-		dpr = 1
-	}
-	canvas.Set("width", int(curveW*dpr))
-	canvas.Set("height", int(curveH*dpr))
-	canvas.Get("style").Set("width", fmt.Sprintf("%dpx", curveW))
-	canvas.Get("style").Set("height", fmt.Sprintf("%dpx", curveH))
-	ctx := canvas.Call("getContext", "2d")
-	ctx.Call("setTransform", dpr, 0, 0, dpr, 0, 0)
-	ctx.Set("fillStyle", "#ffffff")
-	ctx.Call("fillRect", 0, 0, curveW, curveH)
+	ctx := whiteCanvas(canvas, curveW, curveH)
 	pw, ph := float64(curveW-curveL-curveR), float64(curveH-curveT-cB)
 	ctx.Set("strokeStyle", "#e2e8f0")
 	ctx.Set("lineWidth", 1)
