@@ -151,7 +151,7 @@ func evalMLM(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("model folder %s has no masked-LM head (cls.predictions)", f.Model)
 	}
 	S := min(*seq, fo.Model.Config.MaxPositionEmbeddings)
-	docs, err := readPretrainText(f.Data, fo.Tokenizer)
+	docs, err := train.ReadDocumentsFile(f.Data, fo.Tokenizer)
 	if err != nil {
 		return err
 	}

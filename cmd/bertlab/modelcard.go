@@ -210,7 +210,7 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if p == "" {
 			continue
 		}
-		docs, err := readPretrainText(p, shipped.Tokenizer)
+		docs, err := train.ReadDocumentsFile(p, shipped.Tokenizer)
 		if err != nil {
 			return err
 		}

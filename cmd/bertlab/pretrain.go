@@ -19,7 +19,6 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
 func init() {
@@ -140,7 +139,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 
-	docs, err := readPretrainText(*data, tok)
+	docs, err := train.ReadDocumentsFile(*data, tok)
 	if err != nil {
 		return err
 	}
@@ -158,7 +157,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *heldout != "" {
-		hdocs, err := readPretrainText(*heldout, tok)
+		hdocs, err := train.ReadDocumentsFile(*heldout, tok)
 		if err != nil {
 			return err
 		}
@@ -288,32 +287,6 @@ func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokeni
 		}
 	}
 	return full, tok, []string{fmt.Sprintf("%s has no %s: initialised at random", dir, strings.Join(fresh, ", "))}, nil
-}
-
-// readPretrainText reads a pre-training text file and tokenizes it.
-func readPretrainText(path string, tok *tokenizer.Tokenizer) ([]train.Document, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	docs, err := tinydata.ParsePretrain(f)
-	if err != nil {
-		var pe *tinydata.ParseError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s:%d: %s (fatal)", path, pe.Line, pe.Msg)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	texts := make([][]string, len(docs))
-	for i, d := range docs {
-		texts[i] = d.Sentences
-	}
-	out := train.TokenizeDocuments(tok, texts)
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no text", path)
-	}
-	return out, nil
 }
 
 func maskingName(dc train.DataConfig) string {

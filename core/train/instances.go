@@ -1,11 +1,14 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/tinydata"
 )
 
 // Document is a document of the pre-training corpus as token ids: its sentences in order, each
@@ -35,6 +38,34 @@ func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []Document {
 		}
 	}
 	return out
+}
+
+// ReadDocumentsFile reads a pre-training text file (tinydata's format: one sentence a line, a
+// blank line between documents) and tokenizes it with TokenizeDocuments. Errors name the file,
+// and the line for a parse error.
+func ReadDocumentsFile(path string, tok *tokenizer.Tokenizer) ([]Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	docs, err := tinydata.ParsePretrain(f)
+	if err != nil {
+		var pe *tinydata.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s (fatal)", path, pe.Line, pe.Msg)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	texts := make([][]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.Sentences
+	}
+	out := TokenizeDocuments(tok, texts)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no text", path)
+	}
+	return out, nil
 }
 
 // SentenceTask is the sentence-level objective trained beside the masked LM.

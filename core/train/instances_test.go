@@ -2,10 +2,15 @@ package train
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/tinydata"
 )
 
 // handCorpus has nDocs documents of nSent sentences; every token names its place: token j of
@@ -264,5 +269,46 @@ func TestCreateInstancesEdgeCases(t *testing.T) {
 		if in.NextSentenceLabel != 0 {
 			t.Errorf("a one-document corpus gave a NotNext pair %v", in.InputIDs)
 		}
+	}
+}
+
+func TestReadDocumentsFile(t *testing.T) {
+	tok := testTokenizer(t, []string{"the", "cat", "sat", "dog", "ran"})
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	long := strings.Repeat("x", tinydata.MaxLineBytes+1)
+	tests := []struct {
+		name, text string
+		want       []Document
+		err        string // a substring of the error, "" for none
+	}{
+		{name: "two documents", text: "the cat sat\n\n\nthe dog\nran\n",
+			want: []Document{{{5, 6, 7}}, {{5, 8}, {9}}}},
+		{name: "empty", text: "\n \n", err: "empty: no text"},
+		{name: "too long", text: "the cat\n" + long + "\n", err: "too long:2: longer than"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadDocumentsFile(write(tc.name, tc.text), tok)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one containing %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.want != nil && !reflect.DeepEqual(got, tc.want):
+				t.Errorf("documents %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, err := ReadDocumentsFile(filepath.Join(dir, "missing.txt"), tok); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

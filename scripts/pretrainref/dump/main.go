@@ -18,7 +18,6 @@ import (
 
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
 func main() {
@@ -80,20 +79,11 @@ func run(vocab, trainFile, heldout, out string, steps, batch, seq int, seed uint
 
 // data reads a corpus file as bertlab pretrain does.
 func data(path string, tok *tokenizer.Tokenizer, dc train.DataConfig) (*train.PretrainData, error) {
-	f, err := os.Open(path)
+	docs, err := train.ReadDocumentsFile(path, tok)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	docs, err := tinydata.ParsePretrain(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	texts := make([][]string, len(docs))
-	for i, d := range docs {
-		texts[i] = d.Sentences
-	}
-	return train.NewPretrainData(tok, train.TokenizeDocuments(tok, texts), dc)
+	return train.NewPretrainData(tok, docs, dc)
 }
 
 // write stores insts padded to seq as B, S, input_ids, labels, attention_mask (int32).
