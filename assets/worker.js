@@ -1,28 +1,33 @@
-// The bertlab engine (engine.wasm or engine-scalar.wasm, built from wasm/engine) in a Web Worker,
-// so that the page stays responsive while the model computes.
+// The bertlab engine in a Web Worker, so that the page stays responsive while the model
+// computes. The engine is the page's own module (app.wasm, or app-scalar.wasm without SIMD;
+// wasm/app), which starts its engine role (wasm/engine) when it finds no document.
 //
-// Protocol: the page posts {id, fn, args}; the worker answers {id, result, ms} where result is
-// the engine's JSON string ({"error": "..."} on failure) and ms the time the request took.
-// Requests run one at a time, in the order they came. fn is one of:
+// Protocol: the page first posts {init: {module, url}}: the module it compiled
+// (WebAssembly.Module), or, without one, the wasm file to fetch. Then it posts {id, fn, args};
+// the worker answers {id, result, ms} where result is the engine's JSON string
+// ({"error": "..."} on failure) and ms the time the request took. Requests run one at a time,
+// in the order they came. fn is one of:
 //   models                 -> the text of models/index.json
 //   loadURL(base, files)   -> fetches the model files under base and calls bertlab.load
 //   loadFiles({name: File}) -> reads the user's files (File or Uint8Array) and calls bertlab.load
-//   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/main.go)
+//   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/engine.go)
 importScripts('wasm_exec.js');
 
-// engine.wasm is built with Go's simd package and needs WebAssembly SIMD (128-bit vectors);
-// engine-scalar.wasm is the same engine without it, for browsers that lack SIMD. The probe is
-// the smallest module with a SIMD instruction: (func (result v128) i32.const 0 i8x16.splat
-// i8x16.popcnt), as wasm-feature-detect checks it.
-const simdProbe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
-const engineFile = WebAssembly.validate(simdProbe) ? 'engine.wasm' : 'engine-scalar.wasm';
+let init;
+const initialised = new Promise((resolve) => { init = resolve; });
 
 const ready = (async () => {
+  const { module, url } = await initialised;
+  let mod = module;
+  if (!(mod instanceof WebAssembly.Module)) {
+    if (!url) throw new Error('the page sent the engine worker no module');
+    const resp = await fetch(url);
+    if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+    mod = await WebAssembly.compile(await resp.arrayBuffer());
+  }
   const go = new Go();
   const started = new Promise((resolve) => { self.bertlabReady = resolve; });
-  const resp = await fetch(engineFile);
-  if (!resp.ok) throw new Error(`${engineFile}: HTTP ${resp.status}`);
-  const { instance } = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
+  const instance = await WebAssembly.instantiate(mod, go.importObject);
   go.run(instance);
   await started;
 })();
@@ -82,4 +87,10 @@ async function handle({ id, fn, args = [] }) {
 }
 
 let queue = Promise.resolve();
-self.onmessage = (e) => { queue = queue.then(() => handle(e.data)); };
+self.onmessage = (e) => {
+  if (e.data && e.data.init) {
+    init(e.data.init);
+    return;
+  }
+  queue = queue.then(() => handle(e.data));
+};

@@ -10,7 +10,7 @@
 # fewer), BENCH_LARGE=0 skips BERT-Large, BENCH_BUDGET_S (default 480: BERT-Large is skipped
 # when less than 120 s of it is left), BENCH_ONLY=wasm (make bench-wasm) measures only the
 # WebAssembly rows: bertlab wasm, scalar (Go 1.26) and SIMD (BENCH_SIMD_TOOLCHAIN, default
-# go1.27.3, with GOEXPERIMENT=simd: the page's engine.wasm), and onnxruntime-web.
+# go1.27.3, with GOEXPERIMENT=simd: the page's app.wasm), and onnxruntime-web.
 # WebAssembly runs under `node --no-liftoff`: V8 then compiles every function with its
 # optimising tier at once; with its default dynamic tiering, onnxruntime-web's first thousands
 # of calls ran baseline code while the optimiser competed for the (shared) cores.

@@ -208,7 +208,7 @@ if [ "${1:-}" = wasm ]; then
     echo "## The same figures in the wasm build"
     echo
     echo "\`bash scripts/pretrain.sh wasm\` runs \`bertlab\` built for GOOS=js with WebAssembly SIMD (Go 1.27.3, as"
-    echo "the page's engine.wasm) in Node ($(node --version)), beside the native build. The short fine-tunes use the first $WASM_FT_N training"
+    echo "the page's app.wasm) in Node ($(node --version)), beside the native build. The short fine-tunes use the first $WASM_FT_N training"
     echo "lines (sentences for part of speech), 1 epoch, batch $FT_BATCH, learning rate $FT_LR, seed $SEED."
     echo
     echo "| what | metric | native | wasm (Node) |"

@@ -10,8 +10,8 @@
 //	bertbench large -dir D                        write a random BERT-Large (F32) to D, load it in a child
 //	bertbench table FILE...                       print the table
 //
-// wasm is the scalar WebAssembly build (Go 1.26, engine-scalar.wasm), wasm-simd the page's
-// engine.wasm (Go 1.27's simd package, GOEXPERIMENT=simd).
+// wasm is the scalar WebAssembly build (Go 1.26, app-scalar.wasm), wasm-simd the page's
+// app.wasm (Go 1.27's simd package, GOEXPERIMENT=simd).
 package main
 
 import (

@@ -68,6 +68,9 @@ func TestPage(t *testing.T) {
 		t.Error("the page showed predictions, but the observer saw no prediction added")
 	}
 	t.Logf("page load to the first prediction: %.0f ms (navigation start to the first prediction in the document)", firstMs)
+	if f := eval[string](t, ctx, `window.bertlabWasm`); f != "app.wasm" {
+		t.Errorf("Chromium has WebAssembly SIMD: the page should run app.wasm, runs %q", f)
+	}
 
 	// Type a sentence and commit it with Enter.
 	text := "The man went to the store to buy some milk."
@@ -194,6 +197,31 @@ func TestPage(t *testing.T) {
 	do(t, ctx, 10*time.Second, "the previous-head button", chromedp.Click(chromedp.CSS(`button[data-step="head-prev"]`)))
 	wait(t, ctx, 10*time.Second, "head 0 selected", `document.querySelector('[data-role="head"]').textContent === 'head 0'`)
 	screenshot(t, ctx, "attention-layer1")
+}
+
+// TestScalarFallback opens the page in a browser that answers the SIMD probe as one without
+// WebAssembly SIMD does: the page must run app-scalar.wasm, on the main thread and in the worker
+// (which gets the module the page compiled), and predict what the native model predicts.
+func TestScalarFallback(t *testing.T) {
+	_, model, url, ctx := tinyPage(t)
+	do(t, ctx, 10*time.Second, "turning off WebAssembly SIMD", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `WebAssembly.validate = () => false;`})
+		return err
+	}))
+	text := "The man went to the store to buy some milk."
+	do(t, ctx, 30*time.Second, "opening the page with a mask in the URL",
+		chromedp.Navigate(url+"#mask?text="+strings.ReplaceAll(text, " ", "%20")+"&masks=5"))
+	wait(t, ctx, 60*time.Second, "predictions for the masked word",
+		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)
+	if f := eval[string](t, ctx, `window.bertlabWasm`); f != "app-scalar.wasm" {
+		t.Fatalf("without SIMD the page should run app-scalar.wasm, runs %q", f)
+	}
+	want, err := pipeline.FillMask(model.Model, model.Tok, "The man went to the [MASK] to buy some milk.", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("5")), want.Masks[0], "scalar build, one mask")
 }
 
 func itoa(n int) string {

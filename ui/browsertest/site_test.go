@@ -35,7 +35,9 @@ var (
 	buildErr  error
 )
 
-// builtWasm builds app.wasm and engine.wasm once for all tests of the package.
+// builtWasm builds the page's module once for all tests of the package, in its two builds as
+// `make wasm` makes them: app.wasm with Go 1.27.3's simd package (the Makefile's SIMD_GO; what
+// Chromium runs) and app-scalar.wasm with the Go running the tests (browsers without SIMD).
 func builtWasm(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -43,12 +45,18 @@ func builtWasm(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		for _, w := range []struct{ out, pkg string }{{"app.wasm", "./wasm/app"}, {"engine.wasm", "./wasm/engine"}} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, w.out), w.pkg)
+		for _, b := range []struct {
+			out string
+			env []string
+		}{
+			{"app.wasm", []string{"GOTOOLCHAIN=go1.27.3", "GOEXPERIMENT=simd,nojsonv2"}},
+			{"app-scalar.wasm", nil},
+		} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b.out), "./wasm/app")
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+			cmd.Env = append(append(os.Environ(), "GOOS=js", "GOARCH=wasm"), b.env...)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("building %s: %v\n%s", w.pkg, err, out)
+				buildErr = fmt.Errorf("building %s from ./wasm/app: %v\n%s", b.out, err, out)
 				return
 			}
 		}
@@ -68,7 +76,7 @@ func TestMain(m *testing.M) {
 }
 
 // site lays out the page as `make wasm` and the model folders leave assets/: the page's files,
-// the two wasm modules, wasm_exec.js and models/NAME/ with models/index.json.
+// the page's wasm module in its two builds, wasm_exec.js and models/NAME/ with models/index.json.
 func site(t *testing.T, models map[string]*folder) string {
 	t.Helper()
 	wasm := builtWasm(t)
@@ -86,8 +94,9 @@ func site(t *testing.T, models map[string]*folder) string {
 		copyFile(filepath.Join(root, "assets", f), filepath.Join(dir, f))
 	}
 	copyFile(filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"), filepath.Join(dir, "wasm_exec.js"))
-	copyFile(filepath.Join(wasm, "app.wasm"), filepath.Join(dir, "app.wasm"))
-	copyFile(filepath.Join(wasm, "engine.wasm"), filepath.Join(dir, "engine.wasm"))
+	for _, f := range []string{"app.wasm", "app-scalar.wasm"} {
+		copyFile(filepath.Join(wasm, f), filepath.Join(dir, f))
+	}
 	for name, f := range models {
 		out := filepath.Join(dir, "models", name)
 		if err := checkpoint.SaveFolder(out, f.Model, f.Tok, checkpoint.SaveOptions{}); err != nil {

@@ -1,9 +1,11 @@
 //go:build js && wasm
 
-// Command app is the bertlab page compiled to WebAssembly: the vugu UI of package ui on the
-// main thread. It draws and answers clicks; every number comes from the engine (wasm/engine),
-// which runs in a Web Worker (assets/worker.js) so that the page stays responsive while it
-// computes.
+// Command app is the bertlab page compiled to WebAssembly, as one module (assets/app.wasm) with
+// two roles. On the main thread it is the vugu UI of package ui: it draws and answers clicks.
+// Every number comes from the engine (wasm/engine), which is the same module started in a Web
+// Worker (assets/worker.js), so that the page stays responsive while it computes. One module
+// for both keeps the page's download to one Go runtime and one copy of the libraries they
+// share; the main thread compiles it once and hands the compiled module to the worker.
 package main
 
 import (
@@ -13,11 +15,17 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/ui"
+	"github.com/bertlab/bertlab/wasm/engine"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/domrender"
 )
 
 func main() {
+	if js.Global().Get("document").IsUndefined() {
+		// A worker (or Node): no page to draw, the engine's role.
+		engine.Serve()
+		return
+	}
 	renderer, err := domrender.New("#vugu_mount_point")
 	if err != nil {
 		fatal(err)

@@ -13,8 +13,9 @@ import (
 	"github.com/bertlab/bertlab/ui"
 )
 
-// workerEngine is ui.Engine over the engine wasm running in a Web Worker. Requests carry an id;
-// the worker answers {id, result} with the engine's JSON string (see assets/worker.js).
+// workerEngine is ui.Engine over this module's engine role running in a Web Worker. Requests
+// carry an id; the worker answers {id, result} with the engine's JSON string (see
+// assets/worker.js).
 type workerEngine struct {
 	worker  js.Value
 	mu      sync.Mutex
@@ -43,6 +44,12 @@ func newWorkerEngine(script string) *workerEngine {
 		e.failAll(msg)
 		return nil
 	}))
+	// The worker runs this same module: index.html left it compiled in bertlabModule (and its
+	// file name in bertlabWasm, which the worker fetches itself when there is no module).
+	e.worker.Call("postMessage", map[string]any{"init": map[string]any{
+		"module": js.Global().Get("bertlabModule"),
+		"url":    js.Global().Get("bertlabWasm"),
+	}})
 	return e
 }
 

@@ -130,16 +130,17 @@ func abs(x float64) float64 {
 	return x
 }
 
-// buildEngine builds the engine for GOOS=js into the test's temporary folder and returns the
-// paths of node, the engine wasm and Go's wasm_exec.js.
+// buildEngine builds the page's module (wasm/app, whose engine role starts in Node, where
+// there is no document) for GOOS=js into the test's temporary folder and returns the paths of
+// node, that wasm and Go's wasm_exec.js.
 func buildEngine(t *testing.T) (node, wasm, wasmExec string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is needed to run the WebAssembly engine (apt-get install -y nodejs)")
 	}
-	wasm = filepath.Join(t.TempDir(), "engine.wasm")
-	build := exec.Command("go", "build", "-o", wasm, "..")
+	wasm = filepath.Join(t.TempDir(), "app.wasm")
+	build := exec.Command("go", "build", "-o", wasm, "../../app")
 	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the engine: %v\n%s", err, out)

@@ -1,6 +1,6 @@
-// Loads the engine wasm in Node the way the page does, hands it a model folder as bytes and
+// Loads the page's wasm in Node (where it takes the engine's role) the way the page's worker does, hands it a model folder as bytes and
 // prints the JSON answers of fillMask, tokenize, steps, maskLab and nspPairs, one per line.
-// usage: node run_engine.mjs WASM_EXEC_JS ENGINE_WASM MODEL_DIR TEXT
+// usage: node run_engine.mjs WASM_EXEC_JS APP_WASM MODEL_DIR TEXT
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';

@@ -1,7 +1,7 @@
-// Loads the engine wasm in Node as the page's worker does and runs a short training-lab run:
+// Loads the page's wasm in Node (its engine role) as the page's worker does and runs a short training-lab run:
 // trainStart(REQUEST_JSON), trainStep until done, trainPredict(TEXT), trainExport. Prints the
 // info, every step's answer, the prediction and the export's name and size, one JSON a line.
-// usage: node run_train.mjs WASM_EXEC_JS ENGINE_WASM MODEL_DIR REQUEST_JSON TEXT
+// usage: node run_train.mjs WASM_EXEC_JS APP_WASM MODEL_DIR REQUEST_JSON TEXT
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';

@@ -1,8 +1,9 @@
 //go:build js && wasm
 
-// Command engine is the bertlab compute engine compiled to WebAssembly. The page (or a Web
-// Worker running this module, so that the page stays responsive) hands it a model as bytes
-// and calls it through the global object `bertlab`:
+// Package engine is the bertlab compute engine as the page runs it in a Web Worker: the same
+// module as the page (wasm/app), started with Serve when it finds no document, that is, in the
+// worker (assets/worker.js) or in Node. It is handed a model as bytes and is called through the
+// global object `bertlab`:
 //
 //	bertlab.load({config, weights, vocab, tokenizerConfig}) -> {"ok":true,...} | {"error":...}
 //	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json` (with "nsp" for a pair)
@@ -26,7 +27,7 @@
 // page's other messages (and the page can pause by not asking).
 //
 // Every function returns a JSON string; errors come back as {"error": "..."}.
-package main
+package engine
 
 import (
 	"bytes"
@@ -50,7 +51,9 @@ type engine struct {
 	ft    *pipeline.Finetune // the training lab's run; nil before the first
 }
 
-func main() {
+// Serve sets up the global `bertlab` object, calls the global bertlabReady (when there is one)
+// and then serves calls until the module is torn down: it never returns.
+func Serve() {
 	e := &engine{}
 	api := js.Global().Get("Object").New()
 	api.Set("load", jsFunc(e.load))
