@@ -34,8 +34,10 @@ MODEL ?=
 run: build wasm
 	@if ! ls assets/models/*/config.json >/dev/null 2>&1; then \
 	  $(BERTLAB) init --preset tiny --vocab core/tokenizer/testdata/bert-base-uncased --seed 1 --out $(DEMO_PAGE_MODEL) && \
-	  echo "Random weights: the predictions are noise until the pre-trained model lands in assets/models." > $(DEMO_PAGE_MODEL)/note.txt; fi
+	  echo "Random weights: the predictions are noise. For a real BERT, open Models and load a HuggingFace BERT folder (config.json, vocab.txt, model.safetensors), or pre-train a tiny one in the Training lab." > $(DEMO_PAGE_MODEL)/note.txt; fi
 	$(GO) run ./ui/modelindex assets/models
+	@d=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
+	echo "the page's default model $$d: model.safetensors $$(wc -c < $$d/model.safetensors) bytes, $$(gzip -9c $$d/model.safetensors | wc -c) gzipped"
 	@m="$(MODEL)"; [ -n "$$m" ] || m=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
 	echo "open http://127.0.0.1:$(PORT)/"; \
 	$(BERTLAB) serve --addr 127.0.0.1:$(PORT) --assets assets --model $$m
@@ -66,7 +68,7 @@ test-purego:
 # The engine under WebAssembly, as the browser runs it (Node executes the test binaries): the
 # scalar build (Go 1.26) and the SIMD build of app.wasm (Go 1.27.3, GOEXPERIMENT=simd).
 test-wasm:
-	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test ./core/... ./tinydata/...
+	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test ./core/... ./tinydata/... ./wasm/engine/
 	PATH="$(SIMD_WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(SIMD_GO) test ./core/...
 
 # The page's wasm without the symbol table and DWARF (tracebacks keep their function names).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // MaskView is "Mask a word": the sentence as tokens, click to mask, top-k predictions per mask.
@@ -20,6 +21,11 @@ func (c *MaskView) wordClass(w Word) string {
 		cls = "word masked"
 	}
 	return cls + segClass(w)
+}
+
+// blank reports that the text has no word: the model reads only [CLS] [SEP].
+func (c *MaskView) blank() bool {
+	return c.App.Loaded && c.App.Tok != nil && strings.TrimSpace(c.App.Text) == "" && c.App.Pair() == ""
 }
 
 func (c *MaskView) specialClass(w Word) string { return "word special" + segClass(w) }

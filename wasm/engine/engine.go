@@ -112,6 +112,9 @@ func bytesOf(v js.Value, field string) ([]byte, error) {
 	if f.Type() == js.TypeString {
 		return []byte(f.String()), nil
 	}
+	if f.Type() != js.TypeObject {
+		return nil, fmt.Errorf("load: %s must be a string or a Uint8Array, not a %s", field, f.Type())
+	}
 	n := f.Get("length")
 	if n.Type() != js.TypeNumber {
 		return nil, fmt.Errorf("load: %s must be a string or a Uint8Array", field)

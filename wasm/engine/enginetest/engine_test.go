@@ -25,8 +25,8 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("want 6 lines from the engine, got:\n%s", out)
+	if len(lines) != 8 {
+		t.Fatalf("want 8 lines from the engine, got:\n%s", out)
 	}
 
 	f, err := checkpoint.LoadFolder(fixture)
@@ -120,6 +120,15 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 		if g := nsp.Pairs[i]; strings.Join(g.Tokens, " ") != strings.Join(w.Tokens, " ") || g.IsNext != w.IsNext {
 			t.Errorf("nsp pair %d: wasm %v, native %v", i, g, w)
 		}
+	}
+
+	// A bad argument to load comes back as an error naming it, and the engine still answers
+	// with the model it had: the same predictions as before.
+	if !strings.Contains(lines[6], `"error":"load: config must be a string or a Uint8Array, not a number"`) {
+		t.Errorf("load({config: 5}) should answer an error naming config, got %s", lines[6])
+	}
+	if lines[7] != lines[0] {
+		t.Errorf("fillMask after the panic: %.200s, before it: %.200s", lines[7], lines[0])
 	}
 }
 

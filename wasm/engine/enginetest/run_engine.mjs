@@ -1,5 +1,6 @@
 // Loads the page's wasm in Node (where it takes the engine's role) the way the page's worker does, hands it a model folder as bytes and
-// prints the JSON answers of fillMask, tokenize, steps, maskLab and nspPairs, one per line.
+// prints the JSON answers of fillMask, tokenize, steps, maskLab and nspPairs, one per line,
+// then load() with a bad argument and fillMask again.
 // usage: node run_engine.mjs WASM_EXEC_JS APP_WASM MODEL_DIR TEXT
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,4 +30,8 @@ console.log(globalThis.bertlab.fillMask('no mask here', 5));
 console.log(globalThis.bertlab.steps(text, 1, 2));
 console.log(globalThis.bertlab.maskLab(text, 42, true));
 console.log(globalThis.bertlab.nspPairs(3, 4));
+// A bad argument: the answer must be an error naming it, and the engine must go on answering
+// with the model it has.
+console.log(globalThis.bertlab.load({ config: 5 }));
+console.log(globalThis.bertlab.fillMask(text, 5));
 process.exit(0);
