@@ -168,6 +168,8 @@ func (c *AttentionView) exportPNG() {
 // holds, and whether it is already drawn for key; it creates the canvas when needed. vugu sets
 // every attribute of its elements on every render and removes the others, and setting or
 // removing a canvas's width clears it: so the canvases are the page's own, out of vugu's sight.
+// Each canvas counts its draws in bertlabDraws (for the tests: a render redraws only what
+// changed).
 func canvasIn(holder js.Value, key string) (canvas js.Value, drawn bool) {
 	canvas = holder.Get("firstElementChild")
 	if holder.Get("childElementCount").Int() != 1 || canvas.Get("tagName").String() != "CANVAS" {
@@ -178,6 +180,11 @@ func canvasIn(holder js.Value, key string) (canvas js.Value, drawn bool) {
 		return canvas, true
 	}
 	canvas.Set("bertlabKey", key)
+	draws := 0
+	if n := canvas.Get("bertlabDraws"); n.Type() == js.TypeNumber {
+		draws = n.Int()
+	}
+	canvas.Set("bertlabDraws", draws+1)
 	return canvas, false
 }
 

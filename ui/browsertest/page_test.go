@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +159,12 @@ func TestPage(t *testing.T) {
 		t.Errorf("a grid canvas should hold one pixel per token pair: width %d, %d tokens", w, enc.Len())
 	}
 	// Hovering the large map reads out one probability: the page's number equals the native one.
+	// Redraw only what changed: each canvas counts its draws, and a test mark set here stays on
+	// it as long as the page keeps that canvas.
+	drawsJS := `[...document.querySelectorAll('.thumb canvas, .heatmap canvas')].map(c => (c.bertlabMark || '-') + ':' + c.bertlabDraws)`
+	eval[bool](t, ctx, `[...document.querySelectorAll('.thumb canvas, .heatmap canvas')].every((c, i) => c.bertlabMark = 'c' + i)`)
+	marked := eval[[]string](t, ctx, drawsJS)
+	renders := eval[int](t, ctx, `window.bertlabRender.count`)
 	box := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('.heatmap canvas'), r = c.getBoundingClientRect(); return [r.left, r.top, c.bertlabMargin, c.bertlabCell]; })()`)
 	const row, col = 1, 2
 	x, y := box[0]+box[2]+box[3]*(col+0.5), box[1]+box[2]+box[3]*(row+0.5)
@@ -180,6 +188,12 @@ func TestPage(t *testing.T) {
 		t.Errorf("readout %q: native probability %.4f for %s -> %s", readout, w, enc.Tokens[qi], enc.Tokens[kj])
 	}
 	screenshot(t, ctx, "attention-view")
+	if n := eval[int](t, ctx, `window.bertlabRender.count`); n <= renders {
+		t.Errorf("the readout was shown without a render (%d renders before the hover, %d after)", renders, n)
+	}
+	if got := eval[[]string](t, ctx, drawsJS); strings.Join(got, " ") != strings.Join(marked, " ") {
+		t.Errorf("hovering the large heatmap redrew canvases: mark:draws %v before, %v after", marked, got)
+	}
 
 	// Arrow keys step through heads and layers.
 	before := eval[string](t, ctx, `document.querySelector('.heatmap canvas').bertlabKey`)
@@ -190,6 +204,14 @@ func TestPage(t *testing.T) {
 		`document.querySelector('[data-role="head"]').textContent === 'head 1' && location.hash.includes('head=1') && document.querySelector('.thumb.selected').dataset.head === '1'`)
 	if after := eval[string](t, ctx, `document.querySelector('.heatmap canvas').bertlabKey`); after == before {
 		t.Errorf("the large heatmap was not redrawn for the next head (key %q)", after)
+	}
+	// The next head redraws the large heatmap, once, and none of the grid's maps.
+	wantDraws := slices.Clone(marked)
+	big := wantDraws[len(wantDraws)-1]
+	n, _ := strconv.Atoi(big[strings.Index(big, ":")+1:])
+	wantDraws[len(wantDraws)-1] = big[:strings.Index(big, ":")+1] + strconv.Itoa(n+1)
+	if got := eval[[]string](t, ctx, drawsJS); strings.Join(got, " ") != strings.Join(wantDraws, " ") {
+		t.Errorf("the next head should redraw the large heatmap once and nothing else: mark:draws %v, want %v", got, wantDraws)
 	}
 	do(t, ctx, 10*time.Second, "pressing the down arrow", chromedp.KeyEvent(kb.ArrowDown))
 	wait(t, ctx, 10*time.Second, "layer 1 selected",
