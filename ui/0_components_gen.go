@@ -1859,6 +1859,11 @@ func (c *ModelsView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
+			vgparent.AppendChild(vgn)
+			vgn.SetInnerHTML(vugu.HTML("For the original BERT, download config.json, vocab.txt and model.safetensors of \x3Ca href=\"https://huggingface.co/google-bert/bert-base-uncased/tree/main\" target=\"_blank\" rel=\"noopener\"\x3Egoogle-bert/bert-base-uncased\x3C/a\x3E (440 MB) into a folder and drop it here: every view then shows the real model\x26#39;s numbers."))
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
+			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pickers"}}}
 			vgparent.AppendChild(vgn)
 			{
