@@ -178,19 +178,26 @@ func plot(holder js.Value, key string, xmax, ymin, ymax float64, xlabel string) 
 	}
 	ctx.Set("textAlign", "center")
 	ctx.Set("textBaseline", "top")
-	for i := 0; i <= 4; i++ {
-		x := curveL + pw*float64(i)/4
-		v := xmax * float64(i) / 4
-		label := strconv.FormatFloat(v, 'g', 3, 64)
-		if xmax >= 8 {
-			label = strconv.Itoa(int(math.Round(v)))
-		}
-		ctx.Call("fillText", label, x, curveT+ph+4)
+	step := tickStep(xmax, 6)
+	for v := 0.0; v <= xmax+step*1e-9; v += step {
+		ctx.Call("fillText", strconv.FormatFloat(v, 'f', -1, 64), curveL+pw*v/xmax, curveT+ph+4)
 	}
 	ctx.Call("fillText", xlabel, curveL+pw/2, curveT+ph+15)
 	ctx.Set("strokeStyle", "#94a3b8")
 	ctx.Call("strokeRect", curveL+0.5, curveT+0.5, pw, ph)
 	return ctx, true
+}
+
+// tickStep is the step between the labels of a count axis (steps, epochs) from 0 to max: a
+// whole 1, 2 or 5 times a power of ten, so that there are at most n steps.
+func tickStep(max float64, n int) float64 {
+	for p := 1.0; ; p *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if max/(m*p) <= float64(n) {
+				return m * p
+			}
+		}
+	}
 }
 
 // line draws ys against xs in the plot's coordinates.

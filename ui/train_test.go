@@ -188,3 +188,30 @@ func TestPretrainLabNative(t *testing.T) {
 		t.Error("pre-training shows the epochs field")
 	}
 }
+
+func TestTickStep(t *testing.T) {
+	for _, tc := range []struct {
+		max  float64
+		n    int
+		want float64
+	}{
+		{1, 5, 1},
+		{3, 5, 1},
+		{5, 5, 1},
+		{6, 5, 2},
+		{10, 5, 2},
+		{11, 5, 5},
+		{57, 5, 20},
+		{60, 5, 20},
+		{100, 5, 20},
+		{101, 5, 50},
+		{9600, 5, 2000},
+		{0, 5, 1},
+		{57, 6, 10}, // the loss axis of a 57-step run: 0, 10, ..., 50
+		{3, 6, 1},   // three epochs: 0, 1, 2, 3
+	} {
+		if got := tickStep(tc.max, tc.n); got != tc.want {
+			t.Errorf("tickStep(%g, %d) = %g, want %g", tc.max, tc.n, got, tc.want)
+		}
+	}
+}
