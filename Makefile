@@ -77,7 +77,8 @@ WASM_LDFLAGS := -ldflags="-s -w"
 # The page's one module (wasm/app: the UI on the main thread, the engine in the worker), built
 # into assets/ next to index.html, twice: app.wasm with WebAssembly SIMD (Go 1.27.3's simd
 # package) and app-scalar.wasm (Go 1.26) for browsers without SIMD; index.html picks one. Both
-# run with the same wasm_exec.js (checked). Prints the gzip size of each.
+# run with the same wasm_exec.js (checked). Each gets a gzip -9 twin, NAME.gz, that `bertlab serve`
+# sends to browsers that accept gzip; prints the sizes.
 wasm:
 	@mkdir -p assets
 	@cmp -s "$(WASM_EXEC)/wasm_exec.js" "$(SIMD_WASM_EXEC)/wasm_exec.js" || \
@@ -87,7 +88,7 @@ wasm:
 	@rm -f assets/engine.wasm assets/engine-scalar.wasm
 	cp "$(WASM_EXEC)/wasm_exec.js" assets/wasm_exec.js
 	@for f in assets/app.wasm assets/app-scalar.wasm; do \
-	  echo "$$f: $$(wc -c < $$f) bytes, $$(gzip -9c $$f | wc -c) gzipped"; done
+	  gzip -9 -k -f $$f && echo "$$f: $$(wc -c < $$f) bytes, $$(wc -c < $$f.gz) gzipped ($$f.gz, which bertlab serve sends)"; done
 
 # Regenerates ui/0_components_gen.go from the .vugu files (commit the result).
 generate:
@@ -162,4 +163,4 @@ worker-dev: worker wasm worker-deps
 	cd $(WORKER) && $(WRANGLER_ENV) node_modules/.bin/wrangler dev --ip 127.0.0.1 --port $(WORKER_PORT) --show-interactive-dev-session=false
 
 clean:
-	rm -rf $(BIN) build assets/engine.wasm assets/engine-scalar.wasm assets/app.wasm assets/app-scalar.wasm assets/wasm_exec.js $(WORKER)/build bench/out
+	rm -rf $(BIN) build assets/engine.wasm assets/engine-scalar.wasm assets/app.wasm assets/app-scalar.wasm assets/*.wasm.gz assets/wasm_exec.js $(WORKER)/build bench/out

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -712,5 +713,111 @@ func TestLoadFS(t *testing.T) {
 	big["vocab.txt"] = &fstest.MapFile{Data: append(append([]byte{}, files["vocab.txt"].Data...), []byte("extra1\nextra2\n")...)}
 	if _, err := LoadFS(big, "big"); err == nil || !strings.Contains(err.Error(), "vocab_size") {
 		t.Errorf("vocab larger than vocab_size: %v", err)
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"", false},
+		{"gzip", true},
+		{"gzip, deflate, br, zstd", true},
+		{"deflate, br", false},
+		{"GZIP", true},
+		{"br;q=1.0, gzip;q=0.8", true},
+		{"gzip;q=0", false},
+		{"gzip; q=0.000", false},
+		{"*", true},
+		{"*;q=0", false},
+		{"gzip;q=0, *", false},
+		{"*;q=0, gzip", true},
+		{"identity", false},
+	} {
+		if got := acceptsGzip(tc.header); got != tc.want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
+
+// TestStaticGzip: a file with a gzipped twin is sent as the twin, with the file's content type,
+// to clients that accept gzip, and as itself to the others or when the twin is older.
+func TestStaticGzip(t *testing.T) {
+	plain := []byte("\x00asm wasm bytes, several times over; wasm bytes, several times over")
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(plain)
+	zw.Close()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	static := fstest.MapFS{
+		"index.html":    {Data: []byte("<h1>bertlab</h1>"), ModTime: now},
+		"app.wasm":      {Data: plain, ModTime: now},
+		"app.wasm.gz":   {Data: zb.Bytes(), ModTime: now},
+		"stale.wasm":    {Data: plain, ModTime: now},
+		"stale.wasm.gz": {Data: zb.Bytes(), ModTime: now.Add(-time.Hour)},
+		"alone.wasm.gz": {Data: zb.Bytes(), ModTime: now},
+	}
+	h, _ := newHandler(t, Options{Static: static})
+	for _, tc := range []struct {
+		method, path, accept string
+		code                 int
+		gzipped              bool
+	}{
+		{"GET", "/app.wasm", "gzip, deflate", 200, true},
+		{"HEAD", "/app.wasm", "gzip", 200, true},
+		{"GET", "/app.wasm", "", 200, false},
+		{"GET", "/app.wasm", "gzip;q=0", 200, false},
+		{"GET", "/stale.wasm", "gzip", 200, false},
+		{"GET", "/alone.wasm", "gzip", 404, false},
+		{"GET", "/app.wasm.gz", "gzip", 200, false}, // the twin itself, as a file
+	} {
+		req := httptest.NewRequest(tc.method, tc.path, nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept-Encoding", tc.accept)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		what := tc.method + " " + tc.path + " (Accept-Encoding: " + tc.accept + ")"
+		if rec.Code != tc.code {
+			t.Errorf("%s: %d, want %d", what, rec.Code, tc.code)
+			continue
+		}
+		if tc.code != 200 {
+			continue
+		}
+		enc := rec.Header().Get("Content-Encoding")
+		if got := enc == "gzip"; got != tc.gzipped {
+			t.Errorf("%s: Content-Encoding %q, want gzipped %v", what, enc, tc.gzipped)
+		}
+		if tc.path == "/app.wasm" || tc.path == "/stale.wasm" {
+			if ct := rec.Header().Get("Content-Type"); ct != "application/wasm" {
+				t.Errorf("%s: Content-Type %q", what, ct)
+			}
+			// The answer varies with Accept-Encoding where a usable twin exists.
+			if v, want := rec.Header().Get("Vary"), map[bool]string{true: "Accept-Encoding"}[tc.path == "/app.wasm"]; v != want {
+				t.Errorf("%s: Vary %q, want %q", what, v, want)
+			}
+		}
+		if tc.method == "HEAD" {
+			continue
+		}
+		body := rec.Body.Bytes()
+		if tc.gzipped {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		}
+		want := plain
+		if tc.path == "/app.wasm.gz" {
+			want = zb.Bytes()
+		}
+		if !bytes.Equal(body, want) {
+			t.Errorf("%s: body %q", what, body)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/pipeline"
@@ -108,6 +109,21 @@ func fuzzRoute(f *testing.F, path string, ok func(t *testing.T, body []byte)) {
 			}
 		default:
 			t.Fatalf("status %d for %q: %s\nlog: %s", rec.Code, in, body, logs.String())
+		}
+	})
+}
+
+// FuzzAcceptsGzip reads arbitrary Accept-Encoding headers: never a panic, and gzip is only
+// taken from a header that names it or *.
+func FuzzAcceptsGzip(f *testing.F) {
+	f.Fuzz(func(t *testing.T, header string) {
+		got := acceptsGzip(header)
+		lower := strings.ToLower(header)
+		if got && !strings.Contains(lower, "gzip") && !strings.Contains(header, "*") {
+			t.Fatalf("acceptsGzip(%q) = true without gzip or *", header)
+		}
+		if header == "gzip" && !got {
+			t.Fatal("plain gzip refused")
 		}
 	})
 }
