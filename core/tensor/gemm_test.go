@@ -528,3 +528,61 @@ func TestGemmTranspose8(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmPackB checks the packing of B against its definition, for every sliver width the
+// kernels use (4, 16, 32; 8 takes the generic path) whether or not this CPU runs that kernel:
+// sliver s holds op(B)(p0+p, j0+s*nr+j) at s*nr*kb + p*nr + j, zero past nb.
+func TestGemmPackB(t *testing.T) {
+	for _, nr := range []int{4, 8, 16, 32} {
+		for _, transB := range []bool{false, true} {
+			for _, sz := range []struct{ k, n, p0, j0, kb, nb int }{
+				{1, 1, 0, 0, 1, 1},
+				{7, 5, 0, 0, 7, 5},
+				{40, 70, 3, 5, 33, 64},
+				{300, 97, 10, 1, 256, 96},
+				{64, 200, 0, 8, 64, 192},
+			} {
+				ldb := sz.n + 3 // rows longer than the matrix: the stride matters
+				if transB {
+					ldb = sz.k + 3
+				}
+				rows := sz.k
+				if transB {
+					rows = sz.n
+				}
+				b := make([]float32, rows*ldb)
+				for i := range b {
+					b[i] = float32(i%1009) + 0.5
+				}
+				opB := func(p, j int) float32 {
+					if transB {
+						return b[j*ldb+p]
+					}
+					return b[p*ldb+j]
+				}
+				slivers := ceilDiv(sz.nb, nr)
+				for _, trans8 := range []func(dst, src []float32, ldd, lds, n int){nil, gemmTranspose8Go} {
+					dst := make([]float32, slivers*nr*sz.kb)
+					for i := range dst {
+						dst[i] = -1 // every element must be written
+					}
+					gemmPackB(trans8, dst, transB, b, ldb, sz.p0, sz.j0, sz.kb, sz.nb, nr)
+					for s := 0; s < slivers; s++ {
+						for p := 0; p < sz.kb; p++ {
+							for j := 0; j < nr; j++ {
+								var want float32
+								if col := s*nr + j; col < sz.nb {
+									want = opB(sz.p0+p, sz.j0+col)
+								}
+								if got := dst[s*nr*sz.kb+p*nr+j]; got != want {
+									t.Fatalf("nr %d transB %v trans8 %v %+v: sliver %d (p %d, j %d) = %g, want %g",
+										nr, transB, trans8 != nil, sz, s, p, j, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
