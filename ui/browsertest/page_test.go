@@ -222,13 +222,15 @@ func TestPage(t *testing.T) {
 }
 
 // TestScalarFallback opens the page in a browser that answers the SIMD probe as one without
-// WebAssembly SIMD does: the page must run app-scalar.wasm, on the main thread and in the worker
-// (which gets the module the page compiled), and predict what the native model predicts.
+// WebAssembly SIMD does, and that keeps the compiled module from the worker: the page must run
+// app-scalar.wasm on the main thread, the worker must fetch app-scalar.wasm itself, and the
+// predictions must be what the native model predicts.
 func TestScalarFallback(t *testing.T) {
 	_, model, url, ctx := tinyPage(t)
-	do(t, ctx, 10*time.Second, "turning off WebAssembly SIMD", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+	do(t, ctx, 10*time.Second, "turning off WebAssembly SIMD and the module handover", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-			Source: `WebAssembly.validate = () => false;`})
+			Source: `WebAssembly.validate = () => false;
+				Object.defineProperty(window, 'bertlabModule', {set() {}, get() { return undefined; }});`})
 		return err
 	}))
 	text := "The man went to the store to buy some milk."

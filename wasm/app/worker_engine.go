@@ -44,13 +44,22 @@ func newWorkerEngine(script string) *workerEngine {
 		e.failAll(msg)
 		return nil
 	}))
-	// The worker runs this same module: index.html left it compiled in bertlabModule (and its
-	// file name in bertlabWasm, which the worker fetches itself when there is no module).
-	e.worker.Call("postMessage", map[string]any{"init": map[string]any{
-		"module": js.Global().Get("bertlabModule"),
-		"url":    js.Global().Get("bertlabWasm"),
-	}})
+	postInit(e.worker)
 	return e
+}
+
+// postInit tells the worker what to run: this same module, which index.html left compiled in
+// bertlabModule, and its file name, bertlabWasm, which the worker fetches itself when there is
+// no module, or when the browser cannot hand a module over (then postMessage throws).
+func postInit(worker js.Value) {
+	url := js.Global().Get("bertlabWasm")
+	defer func() {
+		if r := recover(); r != nil {
+			js.Global().Get("console").Call("warn", fmt.Sprintf("handing the compiled module to the worker failed (%v): it fetches %s", r, url))
+			worker.Call("postMessage", map[string]any{"init": map[string]any{"url": url}})
+		}
+	}()
+	worker.Call("postMessage", map[string]any{"init": map[string]any{"module": js.Global().Get("bertlabModule"), "url": url}})
 }
 
 func (e *workerEngine) failAll(msg string) {
