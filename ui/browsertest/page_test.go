@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -72,6 +75,9 @@ func TestPage(t *testing.T) {
 	t.Logf("page load to the first prediction: %.0f ms (navigation start to the first prediction in the document)", firstMs)
 	if f := eval[string](t, ctx, `window.bertlabWasm`); f != "app.wasm" {
 		t.Errorf("Chromium has WebAssembly SIMD: the page should run app.wasm, runs %q", f)
+	}
+	if how := eval[string](t, ctx, `window.bertlabCompile`); how != "streaming" {
+		t.Errorf("the page compiled app.wasm %q, want streaming (the server says application/wasm)", how)
 	}
 
 	// Type a sentence and commit it with Enter.
@@ -221,12 +227,28 @@ func TestPage(t *testing.T) {
 	screenshot(t, ctx, "attention-layer1")
 }
 
-// TestScalarFallback opens the page in a browser that answers the SIMD probe as one without
-// WebAssembly SIMD does, and that keeps the compiled module from the worker: the page must run
-// app-scalar.wasm on the main thread, the worker must fetch app-scalar.wasm itself, and the
-// predictions must be what the native model predicts.
-func TestScalarFallback(t *testing.T) {
-	_, model, url, ctx := tinyPage(t)
+// TestFallbacks opens the page in the least helpful setting it supports: a browser that answers
+// the SIMD probe as one without WebAssembly SIMD does and keeps the compiled module from the
+// worker, and a server that sends .wasm as application/octet-stream (no streaming compile). The
+// page must run app-scalar.wasm on the main thread, the worker must fetch app-scalar.wasm itself,
+// and the predictions must be what the native model predicts.
+func TestFallbacks(t *testing.T) {
+	chrome(t)
+	c, err := bert.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := randomModel(t, c, 1)
+	files := http.FileServer(http.Dir(site(t, map[string]*folder{"tiny-random": model})))
+	var wasmGets atomic.Int32
+	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".wasm") {
+			wasmGets.Add(1)
+			w.Header().Set("Content-Type", "application/octet-stream")
+		}
+		files.ServeHTTP(w, r)
+	}))
+	ctx := browser(t)
 	do(t, ctx, 10*time.Second, "turning off WebAssembly SIMD and the module handover", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: `WebAssembly.validate = () => false;
@@ -240,6 +262,14 @@ func TestScalarFallback(t *testing.T) {
 		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)
 	if f := eval[string](t, ctx, `window.bertlabWasm`); f != "app-scalar.wasm" {
 		t.Fatalf("without SIMD the page should run app-scalar.wasm, runs %q", f)
+	}
+	// Without application/wasm the streaming compile is refused and the page fetches the file
+	// whole; the worker fetches it too (the browser's cache may answer it).
+	if how := eval[string](t, ctx, `window.bertlabCompile`); how != "whole" {
+		t.Errorf("the page compiled app-scalar.wasm %q, want whole (the server does not say application/wasm)", how)
+	}
+	if n := wasmGets.Load(); n < 2 {
+		t.Errorf("the server saw %d requests for the wasm, want at least the page's streaming try and its whole fetch", n)
 	}
 	want, err := pipeline.FillMask(model.Model, model.Tok, "The man went to the [MASK] to buy some milk.", nil, 5)
 	if err != nil {

@@ -151,11 +151,17 @@ func tinyPage(t *testing.T) (bert.Config, *folder, string, context.Context) {
 // serve serves dir on 127.0.0.1 with a plain file server, as any static server would.
 func serve(t *testing.T, dir string) string {
 	t.Helper()
+	return serveHandler(t, http.FileServer(http.Dir(dir)))
+}
+
+// serveHandler serves h on 127.0.0.1 and returns its URL.
+func serveHandler(t *testing.T, h http.Handler) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(dir)))
+	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	srv.Listener = l
 	srv.Start()
