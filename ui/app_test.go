@@ -67,7 +67,11 @@ func (e *nativeEngine) Tokenize(text, pair string) (*Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, TypeIDs: enc.TypeIDs, Offsets: enc.CharOffsets, Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated}, nil
+	length, err := pipeline.FullLength(e.tok, text, pairOf(pair))
+	if err != nil {
+		return nil, err
+	}
+	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, TypeIDs: enc.TypeIDs, Offsets: enc.CharOffsets, Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated, Length: length}, nil
 }
 
 func (e *nativeEngine) FillMask(text, pair string, k int) (*pipeline.FillMaskResult, error) {

@@ -106,4 +106,6 @@ type Tokens struct {
 	WordIDs []int    `json:"word_ids"` // -1 for added special tokens
 	// Truncated reports that the text is longer than the model's positions.
 	Truncated bool `json:"truncated"`
+	// Length is the number of tokens before truncation ([CLS] and [SEP] included).
+	Length int `json:"length"`
 }

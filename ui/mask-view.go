@@ -23,6 +23,16 @@ func (c *MaskView) wordClass(w Word) string {
 	return cls + segClass(w)
 }
 
+// truncatedNote says how much of a text longer than the model's positions the model sees.
+func (c *MaskView) truncatedNote() string {
+	t := c.App.Tok
+	if t.Length > len(t.IDs) {
+		return fmt.Sprintf("The text makes %d tokens and the model has %d positions: the %d tokens not shown are not seen by the model.",
+			t.Length, len(t.IDs), t.Length-len(t.IDs))
+	}
+	return "The text is longer than the model's positions: the tokens not shown are not seen by the model."
+}
+
 // blank reports that the text has no word: the model reads only [CLS] [SEP].
 func (c *MaskView) blank() bool {
 	return c.App.Loaded && c.App.Tok != nil && strings.TrimSpace(c.App.Text) == "" && c.App.Pair() == ""

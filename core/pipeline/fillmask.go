@@ -172,3 +172,13 @@ func Encode(tok *tokenizer.Tokenizer, text string, pair *string, maxLen int) (to
 	}
 	return tok.Encode(text, maxLen)
 }
+
+// FullLength is the number of tokens text (and pair) make without truncation, [CLS] and [SEP]
+// included: with a truncated encoding, it tells how much the model does not see.
+func FullLength(tok *tokenizer.Tokenizer, text string, pair *string) (int, error) {
+	enc, err := Encode(tok, text, pair, 0)
+	if err != nil {
+		return 0, err
+	}
+	return enc.Len(), nil
+}

@@ -3,6 +3,7 @@
 package browsertest
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -46,6 +47,15 @@ func TestBadText(t *testing.T) {
 		settled+` && `+noError+` && document.querySelectorAll('.card[data-mask="3"]:not(.stale) .pred').length === 5`)
 	if !eval[bool](t, ctx, `!!document.querySelector('.maskview p.truncated') && document.querySelector('.maskview p.truncated').offsetParent !== null`) {
 		t.Error("the mask view shows no notice that the text was cut")
+	}
+	full, err := model.Tok.Encode(long, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := c.MaxPositionEmbeddings
+	wantNote := fmt.Sprintf("The text makes %d tokens and the model has %d positions: the %d tokens not shown are not seen by the model.", full.Len(), P, full.Len()-P)
+	if note := eval[string](t, ctx, `document.querySelector('.maskview p.truncated').textContent`); note != wantNote {
+		t.Errorf("the notice says %q, want %q", note, wantNote)
 	}
 	maxWords := c.MaxPositionEmbeddings - 2 // [CLS] and [SEP]
 	if n := eval[int](t, ctx, `document.querySelectorAll('button.word').length`); n == 0 || n > maxWords {

@@ -9,7 +9,7 @@
 //	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json` (with "nsp" for a pair)
 //	bertlab.nextSentence(text, pair) -> pipeline.NSPResult (IsNext / NotNext probabilities)
 //	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...,
-//	                                    "special":..., "word_ids":..., "truncated":...}
+//	                                    "special":..., "word_ids":..., "truncated":..., "length": tokens before truncation}
 //	bertlab.attention(text[, pair]) -> {"layers":[pipeline.AttentionResult for layer 0, 1, ...]}
 //	bertlab.steps(text, layer, token) -> pipeline.StepsResult (the walk through one layer)
 //	bertlab.maskLab(text, seed, wholeWord) -> pipeline.MaskLabResult (BERT's 15% masking)
@@ -222,12 +222,19 @@ func (e *engine) tokenize(args []js.Value) (any, error) {
 	if len(args) < 1 || args[0].Type() != js.TypeString {
 		return nil, fmt.Errorf("tokenize: want (text[, pair])")
 	}
-	enc, err := pipeline.Encode(e.tok, args[0].String(), optString(args, 1), e.model.Config.MaxPositionEmbeddings)
+	text, pair := args[0].String(), optString(args, 1)
+	enc, err := pipeline.Encode(e.tok, text, pair, e.model.Config.MaxPositionEmbeddings)
 	if err != nil {
 		return nil, err
 	}
+	length := enc.Len()
+	if enc.Truncated {
+		if length, err = pipeline.FullLength(e.tok, text, pair); err != nil {
+			return nil, err
+		}
+	}
 	return map[string]any{"input_ids": enc.IDs, "tokens": enc.Tokens, "token_type_ids": enc.TypeIDs, "offsets": enc.CharOffsets,
-		"special": enc.Special, "word_ids": enc.WordIDs, "truncated": enc.Truncated}, nil
+		"special": enc.Special, "word_ids": enc.WordIDs, "truncated": enc.Truncated, "length": length}, nil
 }
 
 // attention answers every layer's attention probabilities from one forward pass (the attention
