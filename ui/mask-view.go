@@ -103,7 +103,28 @@ func (c *MaskView) wasText(id int) string {
 }
 
 func (c *MaskView) fillTitle(token string) string {
-	return "put “" + token + "” into the sentence"
+	return "put “" + token + "”" + codePoints(token) + " into the sentence"
+}
+
+// codePoints names the characters of a token that has any outside ASCII, " (U+0F0B)": a
+// character the page's fonts lack shows as an empty box, and its code point says what it is.
+func codePoints(token string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimPrefix(token, "##") {
+		if r < 0x80 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "U+%04X", r)
+	}
+	if b.Len() > 0 {
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 func scoreAttr(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
