@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
@@ -233,13 +232,8 @@ func TestPage(t *testing.T) {
 // page must run app-scalar.wasm on the main thread, the worker must fetch app-scalar.wasm itself,
 // and the predictions must be what the native model predicts.
 func TestFallbacks(t *testing.T) {
-	chrome(t)
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := randomModel(t, c, 1)
-	files := http.FileServer(http.Dir(site(t, map[string]*folder{"tiny-random": model})))
+	_, model, dir := tinySite(t, 1)
+	files := http.FileServer(http.Dir(dir))
 	var wasmGets atomic.Int32
 	url := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, ".wasm") {

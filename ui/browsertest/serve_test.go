@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/api"
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/chromedp"
 )
@@ -53,13 +52,7 @@ func (w *recordingWriter) Write(b []byte) (int, error) {
 // (`bertlab serve`), with the gzip twins that `make wasm` writes. Chromium must get app.wasm
 // gzipped, compile it as it downloads, and show the native model's predictions.
 func TestServedByBertlab(t *testing.T) {
-	chrome(t)
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := randomModel(t, c, 1)
-	dir := site(t, map[string]*folder{"tiny-random": model})
+	_, model, dir := tinySite(t, 1)
 	for _, name := range []string{"app.wasm", "app-scalar.wasm"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

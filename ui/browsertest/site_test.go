@@ -134,18 +134,25 @@ func randomModel(t *testing.T, c bert.Config, seed uint64) *folder {
 	return &folder{Model: m, Tok: tok}
 }
 
-// tinyPage checks for the browser, then builds a site whose only model is a random Tiny one
-// (seed 1) and opens a fresh browser: the set-up most page tests share.
-func tinyPage(t *testing.T) (bert.Config, *folder, string, context.Context) {
+// tinySite checks for the browser, then builds a site whose only model, tiny-random, is a
+// random Tiny one from seed; it returns the model's config, the model and the site's folder.
+func tinySite(t *testing.T, seed uint64) (bert.Config, *folder, string) {
 	t.Helper()
 	chrome(t) // before the builds: without a browser, say so at once
 	c, err := bert.Preset("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := randomModel(t, c, 1)
-	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
-	return c, model, url, browser(t)
+	model := randomModel(t, c, seed)
+	return c, model, site(t, map[string]*folder{"tiny-random": model})
+}
+
+// tinyPage serves tinySite's site (seed 1) with a plain file server and opens a fresh browser:
+// the set-up most page tests share.
+func tinyPage(t *testing.T) (bert.Config, *folder, string, context.Context) {
+	t.Helper()
+	c, model, dir := tinySite(t, 1)
+	return c, model, serve(t, dir), browser(t)
 }
 
 // serve serves dir on 127.0.0.1 with a plain file server, as any static server would.

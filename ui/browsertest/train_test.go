@@ -59,13 +59,8 @@ type trainProbe struct {
 // 100 ms while training runs and stops the steps, the run completes after Resume, and the
 // "try it" prediction equals the one computed natively from the downloaded HF folder.
 func TestTrainingLab(t *testing.T) {
-	chrome(t)
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := randomModel(t, c, 3)
-	url := serve(t, site(t, map[string]*folder{"tiny-random": model}))
+	_, _, siteDir := tinySite(t, 3)
+	url := serve(t, siteDir)
 	ctx := browser(t)
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
