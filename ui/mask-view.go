@@ -119,7 +119,7 @@ func codePoints(token string) string {
 		} else {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "U+%04X", r)
+		fmt.Fprintf(&b, "%U", r)
 	}
 	if b.Len() > 0 {
 		b.WriteByte(')')

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -35,12 +36,30 @@ var (
 	buildErr  error
 )
 
+// simdGoEnv reads the environment that the Makefile's SIMD_GO sets for the go command
+// ("GOTOOLCHAIN=... GOEXPERIMENT=..."), so that the tests build app.wasm as `make wasm` does.
+func simdGoEnv() ([]string, error) {
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		return nil, err
+	}
+	m := regexp.MustCompile(`(?m)^SIMD_GO\s*=\s*(.*)\$\(GO\)\s*$`).FindSubmatch(mk)
+	if m == nil {
+		return nil, fmt.Errorf("Makefile: no line SIMD_GO = ... $(GO)")
+	}
+	return strings.Fields(string(m[1])), nil
+}
+
 // builtWasm builds the page's module once for all tests of the package, in its two builds as
-// `make wasm` makes them: app.wasm with Go 1.27.3's simd package (the Makefile's SIMD_GO; what
+// `make wasm` makes them: app.wasm with the Makefile's SIMD_GO (Go 1.27's simd package; what
 // Chromium runs) and app-scalar.wasm with the Go running the tests (browsers without SIMD).
 func builtWasm(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		var simdEnv []string
+		if simdEnv, buildErr = simdGoEnv(); buildErr != nil {
+			return
+		}
 		buildDir, buildErr = os.MkdirTemp("", "bertlab-browsertest-")
 		if buildErr != nil {
 			return
@@ -49,7 +68,7 @@ func builtWasm(t *testing.T) string {
 			out string
 			env []string
 		}{
-			{"app.wasm", []string{"GOTOOLCHAIN=go1.27.3", "GOEXPERIMENT=simd,nojsonv2"}},
+			{"app.wasm", simdEnv},
 			{"app-scalar.wasm", nil},
 		} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b.out), "./wasm/app")
