@@ -28,7 +28,11 @@ const fillJS = `[...document.querySelectorAll('[data-role="fill"]')].map(m => [.
 // "try it" fills the mask, and the downloaded BertForMaskedLM folder, loaded natively with
 // checkpoint.LoadFolder, gives the page's predictions.
 func TestPretrainLab(t *testing.T) {
-	_, _, url, ctx := tinyPage(t)
+	_, _, siteDir := tinySite(t, 1)
+	url, ctx := serve(t, siteDir), browser(t)
+	// Each step keeps the engine busy at least trainHoldMs, so the run is still training when
+	// the test looks at it early on and clicks, however fast the CPU is.
+	do(t, ctx, 10*time.Second, "holding the engine busy", holdEngine(t, siteDir, map[string]int{"trainStep": trainHoldMs}))
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
@@ -200,7 +204,11 @@ func nestedFolder(t *testing.T, fixture, name string) string {
 // load the model's files from the top folder, leaving the rest alone. A folder without
 // weights is refused with the reason, and the model loaded before keeps answering.
 func TestModelsFolderDrop(t *testing.T) {
-	_, _, url, ctx := tinyPage(t)
+	_, _, siteDir := tinySite(t, 1)
+	url, ctx := serve(t, siteDir), browser(t)
+	// Each step keeps the engine busy at least trainHoldMs, so the run is still training when
+	// the test looks at it early on and clicks, however fast the CPU is.
+	do(t, ctx, 10*time.Second, "holding the engine busy", holdEngine(t, siteDir, map[string]int{"trainStep": trainHoldMs}))
 	fixture, err := filepath.Abs(filepath.Join(root, "core/bert/testdata/bert-tiny-random"))
 	if err != nil {
 		t.Fatal(err)

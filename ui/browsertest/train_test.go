@@ -47,6 +47,10 @@ func typeTry(text string) string {
 	return `(() => { const el = document.querySelector('[data-role="try-text"]'); el.value = ` + jsString(text) + `; el.dispatchEvent(new Event('input', {bubbles: true})); })()`
 }
 
+// trainHoldMs is the least time a training step keeps the engine busy in the training lab
+// tests (holdEngine): their runs of 40-60 steps then last several seconds on any CPU.
+const trainHoldMs = 150
+
 type trainProbe struct {
 	Handler float64 `json:"handler"`
 	Render  float64 `json:"render"`
@@ -68,6 +72,9 @@ func TestTrainingLab(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Each step keeps the engine busy at least trainHoldMs, so the run is still training when
+	// Pause is clicked, however fast the CPU is.
+	do(t, ctx, 10*time.Second, "holding the engine busy", holdEngine(t, siteDir, map[string]int{"trainStep": trainHoldMs}))
 	do(t, ctx, 30*time.Second, "opening the training lab",
 		chromedp.Navigate(url+"#train?text=x&task=sentiment&epochs=3&lr=0.001&bs=16"))
 	wait(t, ctx, 60*time.Second, "the model", `document.querySelector('.app[data-loaded]') && document.querySelector('[data-role="train"]') && !document.querySelector('[data-role="train"]').disabled`)
