@@ -212,6 +212,10 @@ func (e *Explainer) Attribute(r Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.attribute(r, x)
+}
+
+func (e *Explainer) attribute(r Request, x *encoded) (*Report, error) {
 	ti, err := e.resolve(r, x)
 	if err != nil {
 		return nil, err
@@ -279,34 +283,41 @@ func (e *Explainer) maskedLM(r Request, what string) (*encoded, int, error) {
 	return x, k, nil
 }
 
-// Lens answers the logit lens at every [MASK] of the text; the candidates are the target word
+// Lens answers the logit lens at every [MASK] of the text; the candidate is the target word
 // when the request names one.
 func (e *Explainer) Lens(r Request) (*Report, error) {
 	x, k, err := e.maskedLM(r, "the logit lens")
 	if err != nil {
 		return nil, err
 	}
-	var cands []int
 	rep := &Report{Tokens: x.tokens}
 	if r.Target != "" {
-		ti, err := e.resolve(r, x)
-		if err != nil {
+		if rep.Target, err = e.resolve(r, x); err != nil {
 			return nil, err
 		}
-		if ti.Kind == MaskedToken {
-			cands = []int{ti.Index}
-			rep.Target = ti
-		}
 	}
-	if rep.Lens, err = LogitLens(e.Model.Bert, x.in, x.masks, cands, k); err != nil {
+	if rep.Lens, err = e.lens(x, k, rep.Target); err != nil {
 		return nil, err
 	}
-	for _, p := range rep.Lens.Positions {
-		for _, l := range p.Layers {
-			e.name(l.Top)
+	return rep, nil
+}
+
+// lens is the logit lens at x's masks with the candidate of an MLM target ti (may be nil).
+func (e *Explainer) lens(x *encoded, k int, ti *TargetInfo) (*Lens, error) {
+	var cands []int
+	if ti != nil && ti.Kind == MaskedToken {
+		cands = []int{ti.Index}
+	}
+	l, err := LogitLens(e.Model.Bert, x.in, x.masks, cands, k)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range l.Positions {
+		for _, ly := range p.Layers {
+			e.name(ly.Top)
 		}
 	}
-	return rep, nil
+	return l, nil
 }
 
 func (e *Explainer) name(ps []Prediction) {
@@ -321,7 +332,15 @@ func (e *Explainer) Ablation(r Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := Ablate(e.Model.Bert, x.in, x.masks, r.Ablate, k)
+	a, err := e.ablation(x, k, r.Ablate)
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Tokens: x.tokens, Ablation: a}, nil
+}
+
+func (e *Explainer) ablation(x *encoded, k int, off []Head) (*Ablation, error) {
+	a, err := Ablate(e.Model.Bert, x.in, x.masks, off, k)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +351,7 @@ func (e *Explainer) Ablation(r Request) (*Report, error) {
 			}
 		}
 	}
-	return &Report{Tokens: x.tokens, Ablation: a}, nil
+	return a, nil
 }
 
 // Importance answers head importance for the text's masked-LM loss: the label at each [MASK]
@@ -343,6 +362,20 @@ func (e *Explainer) Importance(r Request) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Tokens: x.tokens}
+	if r.Target != "" {
+		if rep.Target, err = e.resolve(r, x); err != nil {
+			return nil, err
+		}
+	}
+	if rep.Importance, err = e.importance(x, rep.Target); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// importance is head importance for x's masked-LM loss, labelled with an MLM target ti's word
+// at its position (ti may be nil) and the top predictions at the other masks.
+func (e *Explainer) importance(x *encoded, ti *TargetInfo) (*Importance, error) {
 	out, err := e.Model.Bert.Forward(x.in.batch(1), bert.Options{MLM: true, MLMRows: x.masks})
 	if err != nil {
 		return nil, err
@@ -354,18 +387,8 @@ func (e *Explainer) Importance(r Request) (*Report, error) {
 	for i, p := range x.masks {
 		ex.Labels[p] = argmax(out.MLMLogits.Row(i))
 	}
-	if r.Target != "" {
-		ti, err := e.resolve(r, x)
-		if err != nil {
-			return nil, err
-		}
-		if ti.Kind == MaskedToken {
-			ex.Labels[ti.Position] = ti.Index
-			rep.Target = ti
-		}
+	if ti != nil && ti.Kind == MaskedToken {
+		ex.Labels[ti.Position] = ti.Index
 	}
-	if rep.Importance, err = HeadImportance(e.Model.Bert, []Example{ex}); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return HeadImportance(e.Model.Bert, []Example{ex})
 }

@@ -3,6 +3,8 @@ package explain
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/tensor"
@@ -201,3 +203,33 @@ func HeadImportance(m *bert.Model, examples []Example) (*Importance, error) {
 	}
 	return imp, nil
 }
+
+// MaxHeadList bounds the heads a list may name (BERT-Large has 24 x 16 = 384).
+const MaxHeadList = 1024
+
+// ParseHeads reads a list of heads written "L.H,L.H,..." (layer and head from 0), e.g. "0.1,3.11";
+// spaces around entries are allowed and "" is no head. Ranges are checked by HeadMask.
+func ParseHeads(s string) ([]Head, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > MaxHeadList {
+		return nil, fmt.Errorf("heads: %d entries, at most %d", len(parts), MaxHeadList)
+	}
+	var hs []Head
+	for _, p := range parts {
+		l, h, ok := strings.Cut(strings.TrimSpace(p), ".")
+		li, err1 := strconv.Atoi(l)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || li < 0 || hi < 0 {
+			return nil, fmt.Errorf("heads: %q is not LAYER.HEAD (e.g. 0.3)", strings.TrimSpace(p))
+		}
+		hs = append(hs, Head{Layer: li, Head: hi})
+	}
+	return hs, nil
+}
+
+// String writes the head as ParseHeads reads it.
+func (h Head) String() string { return fmt.Sprintf("%d.%d", h.Layer, h.Head) }
