@@ -2,10 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/explain"
 )
 
@@ -109,5 +111,35 @@ func TestExplainErrors(t *testing.T) {
 	}
 	if s := logs.String(); s != "" {
 		t.Errorf("bad requests were logged: %s", s)
+	}
+}
+
+// Integrated gradients over a long text with many steps is refused before it runs: a model of
+// 256 positions and 200 tokens at 256 steps is 51,200 token-steps, over maxIGTokenSteps.
+func TestExplainIGBudget(t *testing.T) {
+	fx := fixtureModel(t)
+	c := fx.Model.Config
+	c.MaxPositionEmbeddings = 256
+	m, err := bert.NewRandom(c, bert.AllHeads, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(Model{Name: "long", Model: m, Tokenizer: fx.Tokenizer}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("cat ", 197) + "[MASK]"
+	for _, tc := range []struct {
+		steps int
+		code  int
+	}{{256, 400}, {128, 200}} {
+		body := fmt.Sprintf(`{"text":%q,"method":"ig","steps":%d}`, text, tc.steps)
+		code, out, _ := do(t, h, "POST", "/api/explain/attributions", body)
+		if code != tc.code {
+			t.Errorf("%d steps: %d %.200s, want %d", tc.steps, code, out, tc.code)
+		}
+		if code == 400 && !strings.Contains(string(out), "200 tokens x 256 steps exceed 32768") {
+			t.Errorf("%d steps: %s", tc.steps, out)
+		}
 	}
 }
