@@ -9,6 +9,7 @@
 //	POST /api/tokenize     {"text", "pair"?}             -> input_ids, tokens, token_type_ids, offsets, truncated
 //	POST /api/attention    {"text", "pair"?, "layer"?}   -> pipeline.AttentionResult
 //	POST /api/embed        {"texts", "pooling"?}         -> pipeline.EmbedResult
+//	POST /api/explain/{attributions,lens,ablation}       -> explain.Report (see explain.go)
 //	GET  /...              the static files of Options.Static (index.html for a folder)
 //
 // Every request is bounded: the body (413 beyond Options.MaxBodyBytes), the text (cut to the
@@ -108,6 +109,7 @@ func New(m Model, opt Options) (*Handler, error) {
 		"/api/attention": h.attention,
 		"/api/embed":     h.embed,
 	}
+	h.addExplainRoutes()
 	return h, nil
 }
 

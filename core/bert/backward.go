@@ -17,32 +17,42 @@ import (
 // As in HF's nn.Embedding(padding_idx=pad_token_id), the word-embedding row of the padding id
 // gets no gradient from the lookup, wherever that id appears.
 func (m *Model) Backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Grads) error {
+	_, err := m.backward(a, dHidden, dPooled, g, false)
+	return err
+}
+
+// backward is Backward; with inputs it also returns the gradients with respect to the
+// embedding output and the head mask (BackwardInputs).
+func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Grads, inputs bool) (*InputGrads, error) {
 	if err := m.checkActivations(a); err != nil {
-		return err
+		return nil, err
 	}
 	if err := g.check(m); err != nil {
-		return err
+		return nil, err
 	}
 	B, S, H, I := a.pass.B, a.pass.S, m.Config.HiddenSize, m.Config.IntermediateSize
 	if dHidden != nil && dHidden.Len() != B*S*H {
-		return fmt.Errorf("backward: d hidden has shape %s, want [%d,%d,%d]", tensor.ShapeString(dHidden.Shape), B, S, H)
+		return nil, fmt.Errorf("backward: d hidden has shape %s, want [%d,%d,%d]", tensor.ShapeString(dHidden.Shape), B, S, H)
 	}
 	if dPooled != nil {
 		if m.Pooler == nil || a.Pooled == nil {
-			return fmt.Errorf("backward: d pooled given, but the model has no pooler")
+			return nil, fmt.Errorf("backward: d pooled given, but the model has no pooler")
 		}
 		if dPooled.Len() != B*H {
-			return fmt.Errorf("backward: d pooled has shape %s, want [%d,%d]", tensor.ShapeString(dPooled.Shape), B, H)
+			return nil, fmt.Errorf("backward: d pooled has shape %s, want [%d,%d]", tensor.ShapeString(dPooled.Shape), B, H)
 		}
 	}
 	actB, err := activationBackward(m.Config.HiddenAct)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n := B * S * H
 	ws := &workspace{
 		dy: make([]float32, n), dx: make([]float32, n), t1: make([]float32, n), t2: make([]float32, n),
 		dq: make([]float32, n), dk: make([]float32, n), dv: make([]float32, n), dg: make([]float32, B*S*I),
+	}
+	if inputs && a.pass.headMask != nil {
+		ws.dHeadMask = make([]float32, len(a.pass.headMask))
 	}
 	if dHidden != nil {
 		copy(ws.dy, dHidden.Data)
@@ -54,8 +64,17 @@ func (m *Model) Backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 		m.layerBackward(l, a, ws, actB, g.g)
 		ws.dy, ws.dx = ws.dx, ws.dy
 	}
-	m.embedBackward(a, ws.dy, ws.t1, g.g)
-	return nil
+	var in *InputGrads
+	if inputs {
+		in = &InputGrads{Embeddings: &tensor.Tensor{Shape: []int{B, S, H}, Data: append([]float32(nil), ws.dy...)}}
+		if ws.dHeadMask != nil {
+			in.HeadMask = &tensor.Tensor{Shape: []int{len(m.Layers), m.Config.NumAttentionHeads}, Data: ws.dHeadMask}
+		}
+	}
+	if a.pass.emb == nil { // else the pass did not use the embedding parameters
+		m.embedBackward(a, ws.dy, ws.t1, g.g)
+	}
+	return in, nil
 }
 
 // workspace holds the gradient buffers of one Backward, reused by every layer.
@@ -64,6 +83,7 @@ type workspace struct {
 	t1, t2     []float32 // scratch [B*S*H]
 	dq, dk, dv []float32 // d projections [B*S*H]
 	dg         []float32 // d intermediate [B*S*I]
+	dHeadMask  []float32 // d head mask [L*A], when BackwardInputs asks for it; else nil
 }
 
 // poolerBackward adds the gradient of the pooler (tanh(dense(h[:, 0]))) to g and its
@@ -112,6 +132,7 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	}
 	dctx := ws.t2
 	tensor.LinearBackward(dctx, G.AttnOut.W.Data, G.AttnOut.B.Data, dsum, la.ctx.Data, L.AttnOut.W.Data, rows, H, H, 0)
+	headMaskBackward(a.pass.headMask, l, A, la, dctx, ws.dHeadMask)
 
 	// ctx_h = dropout(softmax(scale·Q_h K_hᵀ + mask)) · V_h, one (sequence, head) pair at a time.
 	scale := float32(1 / math.Sqrt(float64(d)))

@@ -101,7 +101,20 @@ func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model
 	_, logits := m.mlmHead(in, n, a.pass, &ma)
 	dl := logits.Data
 	loss, _, _ := CrossEntropyBackward(dl, logits.Data, V, lab, 1) // labels checked already
+	din := m.mlmHeadBackward(&ma, dl, n, g)
+	for i, r := range rows {
+		d := dh[r*H : (r+1)*H]
+		for j, v := range din.Row(i) {
+			d[j] += v
+		}
+	}
+	return loss
+}
 
+// mlmHeadBackward is the backward of mlmHead on n rows with the activations ma: it adds the
+// head's parameter gradients to g and returns d in [n, H] for dl = d loss / d logits [n, V].
+func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model) *tensor.Tensor {
+	H, V := m.Config.HiddenSize, m.Config.VocabSize
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
 	dt := tensor.New(n, H)
 	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, dl, ma.t.Data, m.MLM.Decoder.Data, n, H, V, 0)
@@ -111,13 +124,7 @@ func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model
 	actB(dt.Data, dt.Data, ma.pre.Data, ma.act.Data)
 	din := tensor.New(n, H)
 	tensor.LinearBackward(din.Data, g.MLM.Transform.W.Data, g.MLM.Transform.B.Data, dt.Data, ma.in.Data, m.MLM.Transform.W.Data, n, H, H, 0)
-	for i, r := range rows {
-		d := dh[r*H : (r+1)*H]
-		for j, v := range din.Row(i) {
-			d[j] += v
-		}
-	}
-	return loss
+	return din
 }
 
 // nspBackward runs the NSP head on the pooled output, returns the NSP loss, adds the head's

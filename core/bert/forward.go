@@ -30,6 +30,10 @@ type Options struct {
 	// Trace records every layer's hidden states and attention probabilities and the
 	// per-operation intermediates of every layer.
 	Trace bool
+	// HeadMask, if not nil, is HF's head_mask [L, A], layer-major: the attention probabilities
+	// of head h in layer l are multiplied by HeadMask[l*A+h] (0 switches the head off, 1 keeps
+	// it). The trace's Attentions stay the probabilities before the mask.
+	HeadMask []float32
 }
 
 // Output is what Forward returns.
@@ -129,6 +133,9 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 			return nil, fmt.Errorf("forward: MLM row %d outside the batch of %d positions", r, b.B*b.S)
 		}
 	}
+	if err := m.checkHeadMask(opt.HeadMask); err != nil {
+		return nil, fmt.Errorf("forward: %w", err)
+	}
 	// Without the trace nothing of the pass outlives it but the outputs: its intermediates
 	// live in a scratch that later passes reuse.
 	var sc *scratch
@@ -142,6 +149,7 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 		}
 		return nil, err
 	}
+	p.headMask = opt.HeadMask
 	B, H := b.B, c.HiddenSize
 	var tr *Trace
 	if opt.Trace {
@@ -179,6 +187,11 @@ type pass struct {
 	drop dropoutConfig // zero in eval mode
 	// sc, when not nil, provides the intermediates (see buf): an eval pass without trace.
 	sc *scratch
+	// headMask is HF's head_mask [L, A]; nil keeps every head (see Options.HeadMask).
+	headMask []float32
+	// emb, when not nil, is the embedding output the encoder starts from instead of the
+	// embeddings of the batch's ids (TrainOptions.Embeddings): [B, S, H].
+	emb *tensor.Tensor
 }
 
 // newPass prepares a forward pass over b (already validated) with the given dropout. With
@@ -224,7 +237,10 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 		ea = &ta.emb
 		ta.layers = make([]layerActs, len(m.Layers))
 	}
-	h := m.embed(b, p, tr, ea)
+	h := p.emb
+	if h == nil {
+		h = m.embed(b, p, tr, ea)
+	}
 	if tr != nil {
 		tr.HiddenStates = append(tr.HiddenStates, h)
 	}
@@ -328,6 +344,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 		job.scores = scores.Data
 	}
 	tensor.ParallelFor(B*A, heads)
+	ctxRaw := p.maskHeads(l, A, ctx, la != nil)
 
 	proj := p.buf(bufProj, B, S, H)
 	tensor.Linear(proj.Data, ctx.Data, L.AttnOut.W.Data, L.AttnOut.B.Data, rows, H, H)
@@ -377,7 +394,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 			AttentionOutput: attnOut, Intermediate: inter, FFNOut: ffn}
 	}
 	if la != nil {
-		*la = layerActs{x: x, q: q, k: k, v: v, probs: probs, keepP: keepP, ctx: ctx,
+		*la = layerActs{x: x, q: q, k: k, v: v, probs: probs, keepP: keepP, ctx: ctx, ctxRaw: ctxRaw,
 			keep1: keep1, sum1: sum1, mean1: mean1, rstd1: rstd1, attnOut: attnOut,
 			pre: pre, inter: inter, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
 	}

@@ -18,6 +18,14 @@ type TrainOptions struct {
 	// number of goroutines. A training loop passes a new seed every step (e.g. its run seed
 	// mixed with the step number).
 	Seed uint64
+	// HeadMask, if not nil, is HF's head_mask [L, A], as Options.HeadMask. BackwardInputs
+	// gives the gradient with respect to it.
+	HeadMask []float32
+	// Embeddings, if not nil, is the embedding output [B, S, H] (HF's hidden_states[0]) the
+	// encoder starts from instead of the embeddings of the batch's ids, which then serve only
+	// their shape: integrated gradients interpolate here. The embedding parameters get no
+	// gradient from such a pass.
+	Embeddings *tensor.Tensor
 }
 
 func (o TrainOptions) dropout(c Config) dropoutConfig {
@@ -54,7 +62,8 @@ type layerActs struct {
 	q, k, v      *tensor.Tensor // projections before the head split
 	probs        *tensor.Tensor // attention probabilities before dropout: [B, A, S, S]
 	keepP        []uint8        // attention dropout mask [B*A*S*S]; nil without dropout
-	ctx          *tensor.Tensor // probabilities · V, heads merged
+	ctx          *tensor.Tensor // probabilities · V, heads merged (after the head mask)
+	ctxRaw       *tensor.Tensor // ctx before the head mask; nil without one
 	keep1        []uint8        // dropout mask of the attention output dense; nil without dropout
 	sum1         *tensor.Tensor // dropout(dense(ctx)) + x, the first LayerNorm's input
 	mean1, rstd1 []float32      // its statistics [B*S]
@@ -89,10 +98,17 @@ func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
 			}
 		}
 	}
+	if err := m.checkHeadMask(opt.HeadMask); err != nil {
+		return nil, fmt.Errorf("forward-train: %w", err)
+	}
+	if e := opt.Embeddings; e != nil && !tensor.SameShape(e.Shape, []int{b.B, b.S, m.Config.HiddenSize}) {
+		return nil, fmt.Errorf("forward-train: embeddings of shape %s, want [%d,%d,%d]", tensor.ShapeString(e.Shape), b.B, b.S, m.Config.HiddenSize)
+	}
 	p, err := m.newPass(b, opt.dropout(m.Config), nil)
 	if err != nil {
 		return nil, err
 	}
+	p.headMask, p.emb = opt.HeadMask, opt.Embeddings
 	a := &Activations{batch: b, pass: p}
 	a.Hidden = m.encode(b, p, nil, a)
 	if m.Pooler != nil {
