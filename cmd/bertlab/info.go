@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -72,8 +73,11 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 }
 
 func printConfig(w io.Writer, c bert.Config) {
-	fmt.Fprintf(w, "config      %d layers, hidden %d, %d heads, intermediate %d, vocab %d, %d positions, act %s, eps %g\n",
-		c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize, c.VocabSize, c.MaxPositionEmbeddings, c.HiddenAct, c.LayerNormEps)
+	fmt.Fprintf(w, "config      %d layers, hidden %d, %d heads, intermediate %d, vocab %d, %d positions (%s), act %s, eps %g\n",
+		c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize, c.VocabSize, c.MaxPositionEmbeddings, positionType(c), c.HiddenAct, c.LayerNormEps)
+	if c.Relative() {
+		fmt.Fprintf(w, "note        %s positions load in transformers 4.x only (transformers 5 removed them from BERT)\n", c.PositionEmbeddingType)
+	}
 }
 
 func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -84,17 +88,22 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed")
 	dtype := fs.String("dtype", "F32", "storage dtype: F32, F16 or BF16")
 	maxPos := fs.Int("max-positions", 0, "max_position_embeddings (0: the preset's 512)")
+	posType := fs.String("position-embedding-type", bert.PositionAbsolute, "position_embedding_type: "+strings.Join(bert.PositionTypes, ", "))
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *out == "" {
-		return usageErr("bertlab init --preset NAME --out DIR [--vocab DIR] [--seed N] [--dtype F16]")
+		return usageErr("bertlab init --preset NAME --out DIR [--vocab DIR] [--seed N] [--dtype F16] [--position-embedding-type TYPE]")
 	}
 	c, err := bert.Preset(*preset)
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if !slices.Contains(bert.PositionTypes, *posType) {
+		return usageErr("--position-embedding-type %q: want one of %s", *posType, strings.Join(bert.PositionTypes, ", "))
+	}
+	c.PositionEmbeddingType = *posType
 	if *maxPos > 0 {
 		c.MaxPositionEmbeddings = *maxPos
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	shortSeq := fs.Float64("short-seq-prob", 0.1, "short_seq_prob: share of instances with a random shorter length")
 	noDropout := fs.Bool("no-dropout", false, "train without dropout")
 	posInit := fs.String("position-init", "normal", "with --preset: start the position embeddings from N(0, initializer_range²) (normal, as HF) or from scaled sinusoids (sinusoidal)")
+	posType := fs.String("position-embedding-type", bert.PositionAbsolute, "with --preset: position_embedding_type: "+strings.Join(bert.PositionTypes, ", ")+
+		" (the relative types, HF 4.x's, load in transformers 4.x only)")
 	saveEvery := fs.Int("save-every", 0, "write a checkpoint every N steps (0: only at the end)")
 	keep := fs.Int("keep", 2, "checkpoints to keep (0: all)")
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --heldout every N steps (0: at the end only)")
@@ -78,6 +81,10 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--steps %d, --batch %d, --accum %d: want positive counts, the batch a multiple of --accum", *steps, *batch, *accum)
 	case *seq < 5:
 		return usageErr("--seq %d: too short for [CLS] A [SEP] B [SEP]", *seq)
+	case !slices.Contains(bert.PositionTypes, *posType):
+		return usageErr("--position-embedding-type %q: want one of %s", *posType, strings.Join(bert.PositionTypes, ", "))
+	case flagSet(fs, "position-embedding-type") && *preset == "":
+		return usageErr("--position-embedding-type sets up a new model: it needs --preset (a folder or checkpoint keeps its config.json's)")
 	}
 
 	// The data's settings.
@@ -123,7 +130,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case latest != "":
 		return usageErr("%s already holds checkpoints (%s): pass --resume to continue, or choose another --out", *out, latest)
 	default:
-		if m, tok, notes, err = pretrainModel(*model, *preset, *vocab, *seed); err != nil {
+		if m, tok, notes, err = pretrainModel(*model, *preset, *vocab, *posType, *seed); err != nil {
 			return err
 		}
 		switch *posInit {
@@ -131,6 +138,9 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		case "sinusoidal":
 			if *preset == "" {
 				return usageErr("--position-init sinusoidal starts a random model: it needs --preset")
+			}
+			if m.Config.Relative() {
+				return usageErr("--position-init sinusoidal: a %s model adds no position embeddings", m.Config.PositionEmbeddingType)
 			}
 			m.SinusoidalPositions()
 			notes = append(notes, "position embeddings start from scaled sinusoids (--position-init sinusoidal)")
@@ -156,6 +166,9 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *resume && flagSet(fs, "position-embedding-type") && positionType(p.Model.Config) != *posType {
+		return usageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, positionType(p.Model.Config))
+	}
 	if *heldout != "" {
 		hdocs, err := train.ReadDocumentsFile(*heldout, tok)
 		if err != nil {
@@ -172,8 +185,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	fmt.Fprintf(stdout, "pre-training %d layers, hidden %d, %s parameters on %d examples an epoch (%d instances of at most %d tokens, %s, %s masking)\n",
-		mc.NumHiddenLayers, mc.HiddenSize, commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, maskingName(dc))
+	fmt.Fprintf(stdout, "pre-training %d layers, hidden %d, %s positions, %s parameters on %d examples an epoch (%d instances of at most %d tokens, %s, %s masking)\n",
+		mc.NumHiddenLayers, mc.HiddenSize, positionType(mc), commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, maskingName(dc))
 	if *resume {
 		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
 	}
@@ -236,8 +249,9 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 }
 
 // pretrainModel makes the starting model: a folder's (heads it lacks initialised at random,
-// as transformers does) or a random preset, and its tokenizer.
-func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
+// as transformers does) or a random preset with position_embedding_type posType, and its
+// tokenizer.
+func pretrainModel(dir, preset, vocab, posType string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
 	var tok *tokenizer.Tokenizer
 	var err error
 	if vocab != "" {
@@ -250,7 +264,7 @@ func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokeni
 		if err != nil {
 			return nil, nil, nil, usageErr("%v", err)
 		}
-		c.VocabSize, c.PadTokenID = tok.Vocab().Len(), tok.PadID()
+		c.VocabSize, c.PadTokenID, c.PositionEmbeddingType = tok.Vocab().Len(), tok.PadID(), posType
 		m, err := bert.NewRandom(c, bert.AllHeads, seed)
 		return m, tok, nil, err
 	}
@@ -287,6 +301,21 @@ func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokeni
 		}
 	}
 	return full, tok, []string{fmt.Sprintf("%s has no %s: initialised at random", dir, strings.Join(fresh, ", "))}, nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// positionType is the config's position_embedding_type as it acts ("" is absolute).
+func positionType(c bert.Config) string {
+	if c.PositionEmbeddingType == "" {
+		return bert.PositionAbsolute
+	}
+	return c.PositionEmbeddingType
 }
 
 func maskingName(dc train.DataConfig) string {

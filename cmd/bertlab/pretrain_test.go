@@ -9,6 +9,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/approx"
 )
 
 // smallText is pre-training text of three documents.
@@ -107,6 +108,80 @@ func TestPretrainPreset(t *testing.T) {
 	}
 }
 
+// TestPretrainRelative starts a relative_key_query model from a preset, saves checkpoints and
+// resumes: the config's type and the distance embeddings are in every folder written, the
+// distance embeddings train, and bertlab info names the type.
+func TestPretrainRelative(t *testing.T) {
+	data := writeText(t, smallText)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"pretrain", "--preset", "tiny", "--vocab", fixture, "--data", data, "--out", out,
+		"--steps", "2", "--batch", "2", "--seq", "16", "--no-nsp", "--save-every", "1", "--keep", "0",
+		"--lr", "1e-3", "--position-embedding-type", "relative_key_query"}
+	stdout, stderr, code := bertlab(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "relative_key_query positions") {
+		t.Errorf("stdout does not name the position type:\n%s", stdout)
+	}
+	const dist = "bert.encoder.layer.1.attention.self.distance_embedding.weight"
+	distance := func(dir string) []float32 {
+		t.Helper()
+		f, err := checkpoint.LoadFolder(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := f.Model.Config; c.PositionEmbeddingType != "relative_key_query" {
+			t.Fatalf("%s: position_embedding_type %q", dir, c.PositionEmbeddingType)
+		}
+		for _, p := range f.Model.Params() {
+			if p.Name == dist {
+				return p.T.Data
+			}
+		}
+		t.Fatalf("%s: no %s", dir, dist)
+		return nil
+	}
+	first := distance(filepath.Join(out, "checkpoint-1"))
+	if d := approx.MaxAbsDiff(first, distance(out)); d == 0 {
+		t.Error("the distance embeddings did not change in step 2")
+	}
+	args[10] = "3" // --steps
+	stdout, stderr, code = bertlab(t, "", append(args, "--resume")...)
+	if code != 0 || !strings.Contains(stdout, "trained steps 3-3 of 3") {
+		t.Fatalf("resume: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	distance(out)
+	stdout, stderr, code = bertlab(t, "", "info", "--model", out)
+	if code != 0 || !strings.Contains(stdout, "positions (relative_key_query)") || !strings.Contains(stdout, "transformers 4.x only") {
+		t.Errorf("info: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	// A resume that asks for another type is refused.
+	args[len(args)-1] = "absolute"
+	args[10] = "4"
+	if _, stderr, code := bertlab(t, "", append(args, "--resume")...); code != 2 || !strings.Contains(stderr, "holds a relative_key_query model") {
+		t.Errorf("resume with another type: exit %d, %s", code, stderr)
+	}
+}
+
+// TestInitRelative writes a random relative_key model with bertlab init.
+func TestInitRelative(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m")
+	if _, stderr, code := bertlab(t, "", "init", "--preset", "tiny", "--max-positions", "64", "--position-embedding-type", "relative_key", "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := checkpoint.LoadFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := f.Model.Layers[0]; f.Model.Config.PositionEmbeddingType != "relative_key" || l.Distance == nil || l.Distance.Shape[0] != 127 || l.Distance.Shape[1] != 64 {
+		t.Errorf("config %q, distance embedding %v; want relative_key, [127 64]", f.Model.Config.PositionEmbeddingType, l.Distance)
+	}
+	if _, stderr, code := bertlab(t, "", "init", "--preset", "tiny", "--position-embedding-type", "alibi", "--out", out+"2"); code != 2 || !strings.Contains(stderr, `"alibi"`) {
+		t.Errorf("unknown type: exit %d, %s", code, stderr)
+	}
+}
+
 func TestPretrainUsageErrors(t *testing.T) {
 	data := writeText(t, smallText)
 	long := writeText(t, "A sentence.\n"+strings.Repeat("x", 70000)+"\n")
@@ -127,6 +202,9 @@ func TestPretrainUsageErrors(t *testing.T) {
 		{"bad line", []string{"--model", fixture, "--data", long, "--out", out}, 1, long + ":2:"},
 		{"unknown position init", []string{"--preset", "tiny", "--vocab", fixture, "--data", data, "--out", out, "--position-init", "rope"}, 2, `--position-init "rope"`},
 		{"sinusoidal positions of a folder", []string{"--model", fixture, "--data", data, "--out", out, "--position-init", "sinusoidal"}, 2, "needs --preset"},
+		{"unknown position type", []string{"--preset", "tiny", "--vocab", fixture, "--data", data, "--out", out, "--position-embedding-type", "rotary"}, 2, `--position-embedding-type "rotary"`},
+		{"position type of a folder", []string{"--model", fixture, "--data", data, "--out", out, "--position-embedding-type", "relative_key"}, 2, "needs --preset"},
+		{"sinusoidal relative positions", []string{"--preset", "tiny", "--vocab", fixture, "--data", data, "--out", out, "--position-embedding-type", "relative_key_query", "--position-init", "sinusoidal"}, 2, "adds no position embeddings"},
 		{"too long for the model", []string{"--model", fixture, "--data", data, "--out", out, "--seq", "64"}, 1, "64 tokens for a model of 32 positions"},
 	}
 	for _, tc := range tests {

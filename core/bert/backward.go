@@ -54,6 +54,12 @@ func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 	if inputs && a.pass.headMask != nil {
 		ws.dHeadMask = make([]float32, len(a.pass.headMask))
 	}
+	if m.Config.Relative() {
+		ws.dqr = make([]float32, B*S*m.Config.NumAttentionHeads*(2*S-1))
+		if m.Config.PositionEmbeddingType == PositionRelativeKeyQuery {
+			ws.dkr = make([]float32, len(ws.dqr))
+		}
+	}
 	if dHidden != nil {
 		copy(ws.dy, dHidden.Data)
 	}
@@ -84,6 +90,9 @@ type workspace struct {
 	dq, dk, dv []float32 // d projections [B*S*H]
 	dg         []float32 // d intermediate [B*S*I]
 	dHeadMask  []float32 // d head mask [L*A], when BackwardInputs asks for it; else nil
+	// With relative positions, d loss / d (Q_h·relᵀ) and d (K_h·relᵀ) of every pair (see
+	// relativeBackward), rows (b, s, h): [B, S, A, 2S−1]; dkr nil for relative_key.
+	dqr, dkr []float32
 }
 
 // poolerBackward adds the gradient of the pooler (tanh(dense(h[:, 0]))) to g and its
@@ -134,8 +143,13 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	tensor.LinearBackward(dctx, G.AttnOut.W.Data, G.AttnOut.B.Data, dsum, la.ctx.Data, L.AttnOut.W.Data, rows, H, H, 0)
 	headMaskBackward(a.pass.headMask, l, A, la, dctx, ws.dHeadMask)
 
-	// ctx_h = dropout(softmax(scale·Q_h K_hᵀ + mask)) · V_h, one (sequence, head) pair at a time.
+	// ctx_h = dropout(softmax(scale·(Q_h K_hᵀ + relative terms) + mask)) · V_h, one (sequence,
+	// head) pair at a time.
 	scale := float32(1 / math.Sqrt(float64(d)))
+	var rel []float32 // the distance window of relative positions: [2S−1, d]
+	if L.Distance != nil {
+		rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
+	}
 	tensor.ParallelFor(B*A, func(lo, hi int) {
 		dp := make([]float32, S*S)
 		var dropped []float32
@@ -162,13 +176,61 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 			tensor.SoftmaxBackward(dp, dp, pr, S) // now d scores
 			tensor.Gemm(false, false, S, d, S, scale, dp, S, la.k.Data[off:], H, 0, ws.dq[off:], H)
 			tensor.Gemm(true, false, S, d, S, scale, dp, S, la.q.Data[off:], H, 0, ws.dk[off:], H)
+			if rel != nil {
+				relativeBackward(dp, rel, ws, (bi*S*A+hd)*(2*S-1), A*(2*S-1), off, H, S, d, scale)
+			}
 		}
 	})
+	if rel != nil {
+		// d rel [2S−1, d] = scale·(DQRᵀ·Q + DKRᵀ·K), summed over every pair at once: DQR's rows
+		// (b, s, h) are those of Q viewed as [B·S·A, d].
+		W := 2*S - 1
+		dRel := distanceWindow(G.Distance, c.MaxPositionEmbeddings, S)
+		tensor.Gemm(true, false, W, d, B*S*A, scale, ws.dqr, W, la.q.Data, d, 1, dRel, d)
+		if ws.dkr != nil {
+			tensor.Gemm(true, false, W, d, B*S*A, scale, ws.dkr, W, la.k.Data, d, 1, dRel, d)
+		}
+	}
 
 	x := la.x.Data
 	tensor.LinearBackward(ws.dx, G.Query.W.Data, G.Query.B.Data, ws.dq, x, L.Query.W.Data, rows, H, H, 1)
 	tensor.LinearBackward(ws.dx, G.Key.W.Data, G.Key.B.Data, ws.dk, x, L.Key.W.Data, rows, H, H, 1)
 	tensor.LinearBackward(ws.dx, G.Value.W.Data, G.Value.B.Data, ws.dv, x, L.Value.W.Data, rows, H, H, 1)
+}
+
+// relativeBackward is the backward of addRelativeScores for one (sequence, head) pair, given
+// ds [S, S], d loss / d the scaled scores. The raw score of query l and key j holds
+// QR[l, l−j+S−1] (and KR[j, l−j+S−1]) with QR = Q_h·relᵀ, KR = K_h·relᵀ, [S, 2S−1]: their
+// gradients DQR and DKR are ds scattered to those places, zero elsewhere. They go to ws.dqr
+// (ws.dkr) at offset base with row stride ld, for the distance embeddings' gradient that
+// layerBackward forms from all pairs, and d Q_h += scale·DQR·rel, d K_h += scale·DKR·rel
+// (ws.dq, ws.dk at off, row stride H).
+func relativeBackward(ds, rel []float32, ws *workspace, base, ld, off, H, S, d int, scale float32) {
+	W := 2*S - 1
+	dqr := ws.dqr[base:]
+	for l := 0; l < S; l++ {
+		row := dqr[l*ld : l*ld+W]
+		clear(row)
+		// Query l meets keys S−1 .. 0 at columns l .. l+S−1.
+		dst := row[l : l+S]
+		for j, v := range ds[l*S : (l+1)*S] {
+			dst[S-1-j] = v
+		}
+	}
+	tensor.Gemm(false, false, S, d, W, scale, dqr, ld, rel, d, 1, ws.dq[off:], H)
+	if ws.dkr == nil {
+		return
+	}
+	dkr := ws.dkr[base:]
+	for j := 0; j < S; j++ {
+		clear(dkr[j*ld : j*ld+W])
+	}
+	for l := 0; l < S; l++ {
+		for j, v := range ds[l*S : (l+1)*S] {
+			dkr[j*ld+l-j+S-1] = v
+		}
+	}
+	tensor.Gemm(false, false, S, d, W, scale, dkr, ld, rel, d, 1, ws.dk[off:], H)
 }
 
 // applyKeep sets dst to src with a dropout mask applied, as Dropout computed it.
@@ -212,7 +274,9 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 			t = b.TokenTypeIDs[i]
 		}
 		add(g.TypeEmb.Row(t), row)
-		add(g.PosEmb.Row(i%b.S), row)
+		if !c.Relative() { // relative positions add no position embedding: it gets no gradient
+			add(g.PosEmb.Row(i%b.S), row)
+		}
 	}
 }
 

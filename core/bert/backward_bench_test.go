@@ -20,12 +20,20 @@ func BenchmarkForwardBackward(b *testing.B) {
 		m := f.Model
 		benchForwardBackward(b, m, batch, labels, nsp)
 	})
-	// Tiny and Mini at seq 128, batch 8, about 15% of positions predicted.
-	for _, preset := range []string{"tiny", "mini"} {
-		b.Run(preset+"-B8-S128", func(b *testing.B) {
-			c, err := bert.Preset(preset)
+	// Tiny and Mini at seq 128, batch 8, about 15% of positions predicted; Tiny with
+	// relative_key_query positions too.
+	for _, tc := range []struct{ preset, pos string }{{"tiny", ""}, {"mini", ""}, {"tiny", bert.PositionRelativeKeyQuery}} {
+		name := tc.preset + "-B8-S128"
+		if tc.pos != "" {
+			name += "-" + tc.pos
+		}
+		b.Run(name, func(b *testing.B) {
+			c, err := bert.Preset(tc.preset)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if tc.pos != "" {
+				c.PositionEmbeddingType = tc.pos
 			}
 			m, err := bert.NewRandom(c, bert.AllHeads, 1)
 			if err != nil {

@@ -13,13 +13,28 @@ import (
 // Gradient tolerances of the fixtures' README.
 const gradAtol, gradRtol = 1e-5, 1e-4
 
-// fixtureLoss is outputs_summary.json's loss (MLM + NSP) of the fixture batch.
-const fixtureLoss = 18.575448612606145
+// fixtureLoss is outputs_summary.json's loss (MLM + NSP) of the fixture batch; relKQLoss that
+// of the relative_key_query fixture.
+const (
+	fixtureLoss = 18.575448612606145
+	relKQLoss   = 14.23255769176803
+)
 
-// TestGradientsMatchFixture checks d loss / d parameter for all 47 tensors of grads.safetensors.
+// TestGradientsMatchFixture checks d loss / d parameter for every tensor of grads.safetensors:
+// 47 with absolute positions, 49 with relative_key_query (the two layers' distance embeddings).
 func TestGradientsMatchFixture(t *testing.T) {
-	m := loadFixtureModel(t, "")
-	b, labels, nsp := fixtureBatch(t)
+	for _, tc := range []struct {
+		dir    string
+		loss   float64
+		params int
+	}{{fixtureDir, fixtureLoss, 47}, {relKQFixtureDir, relKQLoss, 49}} {
+		t.Run(filepath.Base(tc.dir), func(t *testing.T) { checkFixtureGradients(t, tc.dir, tc.loss, tc.params) })
+	}
+}
+
+func checkFixtureGradients(t *testing.T, dir string, fixtureLoss float64, params int) {
+	m := loadFixtureModelIn(t, dir, "")
+	b, labels, nsp := fixtureBatchIn(t, dir)
 	g := m.NewGrads()
 	loss, err := m.ForwardBackward(b, labels, nsp, bert.TrainOptions{}, g)
 	if err != nil {
@@ -37,9 +52,12 @@ func TestGradientsMatchFixture(t *testing.T) {
 	// The tied decoder is the word embeddings: both fixture entries hold the total gradient.
 	got["cls.predictions.decoder.weight"] = got["bert.embeddings.word_embeddings.weight"]
 
-	want := readAll(t, filepath.Join(fixtureDir, "grads.safetensors"))
-	if len(want) != 47 {
-		t.Errorf("fixture has %d gradients, want 47", len(want))
+	want := readAll(t, filepath.Join(dir, "grads.safetensors"))
+	if len(want) != params {
+		t.Errorf("fixture has %d gradients, want %d", len(want), params)
+	}
+	if len(got) != params { // the tied decoder counted twice, as the fixture does
+		t.Errorf("the model has %d gradients, the fixture %d", len(got), params)
 	}
 	var worst float64
 	var worstName string

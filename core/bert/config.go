@@ -52,7 +52,7 @@ func DefaultConfig() Config {
 		IntermediateSize: 3072, HiddenAct: "gelu", HiddenDropoutProb: 0.1,
 		AttentionProbsDropoutProb: 0.1, MaxPositionEmbeddings: 512, TypeVocabSize: 2,
 		InitializerRange: 0.02, LayerNormEps: 1e-12, PadTokenID: 0,
-		PositionEmbeddingType: "absolute", TieWordEmbeddings: true,
+		PositionEmbeddingType: PositionAbsolute, TieWordEmbeddings: true,
 	}
 }
 
@@ -91,6 +91,30 @@ func Preset(name string) (Config, error) {
 	return c, nil
 }
 
+// The position_embedding_type values of HF 4.x's BertConfig.
+const (
+	// PositionAbsolute adds a learned row per position to the embeddings (BERT's own).
+	PositionAbsolute = "absolute"
+	// PositionRelativeKey adds no position embedding; each layer learns a distance embedding
+	// r[l−j] per clipped offset and the raw score of query l and key j gains q_l·r[l−j]
+	// (Shaw et al. 2018).
+	PositionRelativeKey = "relative_key"
+	// PositionRelativeKeyQuery is PositionRelativeKey plus the term k_j·r[l−j] (Huang et al.
+	// 2020, "method 4"). transformers 5 removed both relative types from BERT
+	// (huggingface/transformers#41170): such a model loads in transformers 4.x only.
+	PositionRelativeKeyQuery = "relative_key_query"
+)
+
+// PositionTypes lists the position_embedding_type values this package implements.
+var PositionTypes = []string{PositionAbsolute, PositionRelativeKey, PositionRelativeKeyQuery}
+
+// Relative reports whether the config uses relative positions (relative_key or
+// relative_key_query): distance embeddings in every layer and no absolute position embedding
+// added in the embeddings (HF keeps that tensor; it gets no gradient).
+func (c Config) Relative() bool {
+	return c.PositionEmbeddingType == PositionRelativeKey || c.PositionEmbeddingType == PositionRelativeKeyQuery
+}
+
 // HeadDim is HiddenSize / NumAttentionHeads.
 func (c Config) HeadDim() int { return c.HiddenSize / c.NumAttentionHeads }
 
@@ -126,8 +150,11 @@ func (c Config) Validate() error {
 	if _, err := activation(c.HiddenAct); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	if c.PositionEmbeddingType != "" && c.PositionEmbeddingType != "absolute" {
-		return fmt.Errorf("config: position_embedding_type %q is not supported (only \"absolute\")", c.PositionEmbeddingType)
+	switch c.PositionEmbeddingType {
+	case "", PositionAbsolute, PositionRelativeKey, PositionRelativeKeyQuery:
+	default:
+		return fmt.Errorf("config: position_embedding_type %q is not supported (want %q, %q or %q)",
+			c.PositionEmbeddingType, PositionAbsolute, PositionRelativeKey, PositionRelativeKeyQuery)
 	}
 	if !(c.LayerNormEps > 0) || math.IsInf(c.LayerNormEps, 0) {
 		return fmt.Errorf("config: layer_norm_eps must be positive, got %g", c.LayerNormEps)

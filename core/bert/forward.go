@@ -49,6 +49,7 @@ type Output struct {
 // output_attentions give them plus every intermediate of a layer (for the step-through view).
 type Trace struct {
 	// Embedding parts before their sum: word, position and token-type rows looked up, [B, S, H] each.
+	// With relative positions nothing is added for the position: PosEmb is zeros.
 	WordEmb, PosEmb, TypeEmb *tensor.Tensor
 	// EmbSum is word + type + position before the embedding LayerNorm: [B, S, H].
 	EmbSum *tensor.Tensor
@@ -65,7 +66,7 @@ type Trace struct {
 // LayerTrace holds one layer's intermediates, in the order the layer computes them.
 type LayerTrace struct {
 	Query, Key, Value *tensor.Tensor // projections before the head split: [B, S, H]
-	Scores            *tensor.Tensor // QKᵀ/√d before the mask: [B, A, S, S]
+	Scores            *tensor.Tensor // QKᵀ/√d (plus the relative terms, see Layer.Distance) before the mask: [B, A, S, S]
 	Context           *tensor.Tensor // probabilities · V, heads merged: [B, S, H]
 	AttnProj          *tensor.Tensor // output dense of the context, before the residual: [B, S, H]
 	AttentionOutput   *tensor.Tensor // LayerNorm(AttnProj + input): [B, S, H]
@@ -264,10 +265,12 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 	return h
 }
 
-// embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings. [B, S, H]
+// embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings; with
+// relative positions no position row is added. [B, S, H]
 func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	c := m.Config
 	B, S, H := b.B, b.S, c.HiddenSize
+	relative := c.Relative()
 	x := p.buf(bufHidden0, B, S, H)
 	if tr != nil {
 		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
@@ -279,16 +282,24 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 			t = b.TokenTypeIDs[i]
 		}
 		ty := m.TypeEmb.Row(t)
-		pos := m.PosEmb.Row(i % S)
 		row := x.Row(i)
-		// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
-		for j := range row {
-			row[j] = w[j] + ty[j]
-			row[j] += pos[j]
+		if relative {
+			for j := range row {
+				row[j] = w[j] + ty[j]
+			}
+		} else {
+			pos := m.PosEmb.Row(i % S)
+			// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
+			for j := range row {
+				row[j] = w[j] + ty[j]
+				row[j] += pos[j]
+			}
+			if tr != nil {
+				copy(tr.PosEmb.Row(i), pos)
+			}
 		}
 		if tr != nil {
 			copy(tr.WordEmb.Row(i), w)
-			copy(tr.PosEmb.Row(i), pos)
 			copy(tr.TypeEmb.Row(i), ty)
 		}
 	}
@@ -340,6 +351,10 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	*job = attention{S: S, H: H, A: A, d: d, l: l, scale: float32(1 / math.Sqrt(float64(d))),
 		q: q.Data, k: k.Data, v: v.Data, probs: probs.Data, ctx: ctx.Data, mask: p.mask,
 		keepP: keepP, drop: p.drop}
+	if L.Distance != nil {
+		job.rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
+		job.relKey = c.PositionEmbeddingType == PositionRelativeKeyQuery
+	}
 	if scores != nil {
 		job.scores = scores.Data
 	}
@@ -413,20 +428,74 @@ type attention struct {
 	mask          []float32 // the additive attention mask: [B, S]
 	keepP         []uint8   // if not nil, receives the attention dropout mask: [B, A, S, S]
 	drop          dropoutConfig
+	// rel, with relative positions, is the window of the distance embeddings that S tokens
+	// use (distanceWindow): [2S−1, d]; nil with absolute positions. relKey adds the key term
+	// (relative_key_query).
+	rel    []float32
+	relKey bool
 }
 
-// heads computes the pairs [lo, hi): scores = Q_h K_hᵀ / √d, + mask, softmax, dropout, · V_h.
+// distanceWindow returns the rows of a layer's distance embeddings [2P−1, d] that a sequence
+// of S ≤ P tokens uses: offsets l − j from −(S−1) to S−1, rows P−S to P+S−2. Row
+// l − j + S − 1 of the window is r[l, j]. [2S−1, d]
+func distanceWindow(dist *tensor.Tensor, P, S int) []float32 {
+	d := dist.Shape[1]
+	return dist.Data[(P-S)*d : (P+S-1)*d]
+}
+
+// addRelativeScores adds HF 4.x's relative terms, times scale, to the scores sc [S, S] of one
+// (sequence, head) pair: sc[l, j] += scale·(q_l·r[l, j] + k_j·r[l, j]), the key term only when
+// kh is not nil. qh and kh are the head's queries and keys ([S, d], row stride ld), rel the
+// distance window [2S−1, d] (r[l, j] is its row l − j + S − 1); qr and kr are scratch of
+// S·(2S−1) values, receiving Q_h·relᵀ and K_h·relᵀ.
+func addRelativeScores(sc, qh, kh []float32, ld int, rel []float32, S, d int, scale float32, qr, kr []float32) {
+	W := 2*S - 1
+	tensor.Gemm(false, true, S, W, d, scale, qh, ld, rel, d, 0, qr, W)
+	if kh != nil {
+		tensor.Gemm(false, true, S, W, d, scale, kh, ld, rel, d, 0, kr, W)
+	}
+	for l := 0; l < S; l++ {
+		row := sc[l*S : (l+1)*S]
+		// qr's row l read from offset l (key S−1) up to l+S−1 (key 0).
+		q := qr[l*W+l : l*W+l+S]
+		for j := range row {
+			row[j] += q[S-1-j]
+		}
+		if kh != nil {
+			for j := range row {
+				row[j] += kr[j*W+l-j+S-1]
+			}
+		}
+	}
+}
+
+// heads computes the pairs [lo, hi): scores = Q_h K_hᵀ / √d (plus the relative terms), + mask,
+// softmax, dropout, · V_h.
 func (j *attention) heads(lo, hi int) {
 	S, H, A, d := j.S, j.H, j.A, j.d
 	var dropped []float32
 	if j.keepP != nil {
 		dropped = make([]float32, S*S)
 	}
+	var qr, kr []float32
+	if j.rel != nil {
+		qr = make([]float32, S*(2*S-1))
+		if j.relKey {
+			kr = make([]float32, S*(2*S-1))
+		}
+	}
 	for bh := lo; bh < hi; bh++ {
 		bi, hd := bh/A, bh%A
 		off := bi*S*H + hd*d
 		pr := j.probs[bh*S*S : (bh+1)*S*S]
 		tensor.Gemm(false, true, S, S, d, j.scale, j.q[off:], H, j.k[off:], H, 0, pr, S)
+		if j.rel != nil {
+			var kh []float32
+			if j.relKey {
+				kh = j.k[off:]
+			}
+			addRelativeScores(pr, j.q[off:], kh, H, j.rel, S, d, j.scale, qr, kr)
+		}
 		if j.scores != nil {
 			copy(j.scores[bh*S*S:], pr)
 		}

@@ -14,11 +14,19 @@ func BenchmarkForward(b *testing.B) {
 	for _, tc := range []struct {
 		preset string
 		s      int
-	}{{"tiny", 16}, {"mini", 128}, {"base", 128}} {
-		b.Run(tc.preset+"-S"+strconv.Itoa(tc.s), func(b *testing.B) {
+		pos    string // position_embedding_type; "": absolute
+	}{{"tiny", 16, ""}, {"mini", 128, ""}, {"base", 128, ""}, {"mini", 128, bert.PositionRelativeKeyQuery}} {
+		name := tc.preset + "-S" + strconv.Itoa(tc.s)
+		if tc.pos != "" {
+			name += "-" + tc.pos
+		}
+		b.Run(name, func(b *testing.B) {
 			c, err := bert.Preset(tc.preset)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if tc.pos != "" {
+				c.PositionEmbeddingType = tc.pos
 			}
 			m, err := bert.NewRandom(c, bert.Heads{Pooler: true}, 1)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/tensor"
@@ -170,7 +171,10 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 			w = r.padRow
 		}
 		for j := 0; j < H; j++ {
-			x[i*H+j] = w[j] + typ[t*H+j] + pos[(i%S)*H+j]
+			x[i*H+j] = w[j] + typ[t*H+j]
+			if !c.Relative() {
+				x[i*H+j] += pos[(i%S)*H+j]
+			}
 		}
 	}
 	h := r.layerNorm(x, "bert.embeddings.LayerNorm")
@@ -181,6 +185,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 			return linear64(x, r.p[p+name+".weight"], r.p[p+name+".bias"], n, in, out)
 		}
 		q, k, v := lin(h, "attention.self.query", H, H), lin(h, "attention.self.key", H, H), lin(h, "attention.self.value", H, H)
+		dist := r.p[p+"attention.self.distance_embedding.weight"] // [2P−1, d]; nil: absolute
 		ctx := make([]float64, n*H)
 		for bi := 0; bi < B; bi++ {
 			for hd := 0; hd < A; hd++ {
@@ -192,6 +197,16 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 						var s float64
 						for t := 0; t < d; t++ {
 							s += q[(bi*S+i)*H+hd*d+t] * k[(bi*S+j)*H+hd*d+t]
+						}
+						if dist != nil {
+							// HF 4.x: + q_i·r[i−j] (+ k_j·r[i−j]), r[i−j] row i − j + P − 1.
+							rr := dist[(i-j+c.MaxPositionEmbeddings-1)*d:]
+							for t := 0; t < d; t++ {
+								s += q[(bi*S+i)*H+hd*d+t] * rr[t]
+								if c.PositionEmbeddingType == PositionRelativeKeyQuery {
+									s += k[(bi*S+j)*H+hd*d+t] * rr[t]
+								}
+							}
 						}
 						s /= math.Sqrt(float64(d))
 						if b.AttentionMask[bi*S+j] == 0 {
@@ -269,7 +284,14 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 // is far from its initial value, so that every term of the gradient shows.
 func gradCheckModel(t *testing.T, act string, tied bool, heads Heads) *Model {
 	t.Helper()
+	return gradCheckModelPos(t, act, tied, heads, PositionAbsolute)
+}
+
+// gradCheckModelPos is gradCheckModel with the given position_embedding_type.
+func gradCheckModelPos(t *testing.T, act string, tied bool, heads Heads, positions string) *Model {
+	t.Helper()
 	c := DefaultConfig()
+	c.PositionEmbeddingType = positions
 	c.VocabSize, c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.IntermediateSize = 16, 8, 2, 2, 12
 	c.MaxPositionEmbeddings, c.TypeVocabSize, c.HiddenAct, c.TieWordEmbeddings = 8, 2, act, tied
 	c.HiddenDropoutProb, c.AttentionProbsDropoutProb = 0.2, 0.3
@@ -320,6 +342,14 @@ func fdCoords(name string, shape []int, b Batch, pad int, rng *rand.Rand) []int 
 		H := shape[1]
 		cs = append(cs, pad*H+rng.IntN(H), b.InputIDs[1]*H+rng.IntN(H), b.InputIDs[6]*H+rng.IntN(H))
 	}
+	if strings.HasSuffix(name, "distance_embedding.weight") {
+		// Rows of offsets the batch uses (P−S to P+S−2), the extremes included, and one it
+		// does not use.
+		P, d := (shape[0]+1)/2, shape[1]
+		for _, row := range []int{P - 1, P - 2, P, P - b.S, P + b.S - 2, 0} {
+			cs = append(cs, row*d+rng.IntN(d))
+		}
+	}
 	return cs
 }
 
@@ -333,6 +363,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		mlm, nsp bool // pre-training losses; neither: a linear function of the outputs via Backward
 		dHidden  bool
 		dPooled  bool
+		pos      string // position_embedding_type; "": absolute
 	}{
 		{name: "pre-training gelu", act: "gelu", tied: true, heads: AllHeads, mlm: true, nsp: true},
 		{name: "pre-training gelu dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true},
@@ -343,10 +374,18 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		{name: "encoder d hidden and d pooled dropout", act: "gelu", heads: Heads{Pooler: true}, dropout: true, dHidden: true, dPooled: true},
 		{name: "encoder d pooled", act: "gelu", heads: Heads{Pooler: true}, dPooled: true},
 		{name: "encoder d hidden, no pooler", act: "gelu", heads: Heads{}, dropout: true, dHidden: true},
+		{name: "pre-training relative_key", act: "gelu", tied: true, heads: AllHeads, mlm: true, nsp: true, pos: PositionRelativeKey},
+		{name: "pre-training relative_key dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true, pos: PositionRelativeKey},
+		{name: "pre-training relative_key_query dropout", act: "gelu_new", heads: AllHeads, dropout: true, mlm: true, nsp: true, pos: PositionRelativeKeyQuery},
+		{name: "encoder d hidden relative_key_query", act: "gelu", heads: Heads{Pooler: true}, dHidden: true, dPooled: true, pos: PositionRelativeKeyQuery},
 	}
 	for ti, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := gradCheckModel(t, tc.act, tc.tied, tc.heads)
+			pos := tc.pos
+			if pos == "" {
+				pos = PositionAbsolute
+			}
+			m := gradCheckModelPos(t, tc.act, tc.tied, tc.heads, pos)
 			b, mlm, nsp := gradCheckBatch()
 			if !tc.mlm {
 				mlm = nil

@@ -28,7 +28,8 @@ func (m *Model) NewGrads() *Grads {
 		EmbLN: ln(m.EmbLN), Layers: make([]Layer, len(m.Layers))}
 	for i, l := range m.Layers {
 		g.Layers[i] = Layer{Query: lin(l.Query), Key: lin(l.Key), Value: lin(l.Value),
-			AttnOut: lin(l.AttnOut), AttnLN: ln(l.AttnLN), Inter: lin(l.Inter), Out: lin(l.Out), OutLN: ln(l.OutLN)}
+			AttnOut: lin(l.AttnOut), AttnLN: ln(l.AttnLN), Inter: lin(l.Inter), Out: lin(l.Out), OutLN: ln(l.OutLN),
+			Distance: z(l.Distance)}
 	}
 	if m.Pooler != nil {
 		p := lin(*m.Pooler)

@@ -29,6 +29,13 @@ type Layer struct {
 	Inter             Linear    // intermediate.dense: [I, H]
 	Out               Linear    // output.dense: [H, I]
 	OutLN             LayerNorm // output.LayerNorm
+
+	// Distance is attention.self.distance_embedding.weight of relative positions, [2P−1, d]
+	// (P positions, d the head size), shared by the layer's heads; nil with absolute
+	// positions. Row l − j + P − 1 is r[l, j], the embedding of query l's offset from key j:
+	// the raw score of query l and key j is q_l·k_j + q_l·r[l, j] (+ k_j·r[l, j] for
+	// relative_key_query), as HF 4.x's BertSelfAttention computes it.
+	Distance *tensor.Tensor
 }
 
 // MLMHead is HF's BertLMPredictionHead (cls.predictions): dense -> act -> LayerNorm -> decoder.
@@ -96,6 +103,9 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 			AttnOut: lin(H, H), AttnLN: ln(),
 			Inter: lin(I, H), Out: lin(H, I), OutLN: ln(),
 		}
+		if c.Relative() {
+			m.Layers[l].Distance = tensor.New(2*c.MaxPositionEmbeddings-1, c.HeadDim())
+		}
 	}
 	if heads.Pooler {
 		p := lin(H, H)
@@ -117,8 +127,9 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 }
 
 // NewRandom returns a model initialised as HF's BertPreTrainedModel._init_weights does:
-// weights of linear and embedding layers from N(0, initializer_range²), biases 0, LayerNorm 1 and 0,
-// and the padding row of the word embeddings 0. The same seed gives the same weights.
+// weights of linear and embedding layers (the distance embeddings of relative positions
+// included) from N(0, initializer_range²), biases 0, LayerNorm 1 and 0, and the padding row of
+// the word embeddings 0. The same seed gives the same weights.
 func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 	m, err := NewModel(c, heads)
 	if err != nil {
@@ -184,6 +195,9 @@ func (m *Model) Params() []Param {
 		addLin(p+"attention.self.query", l.Query)
 		addLin(p+"attention.self.key", l.Key)
 		addLin(p+"attention.self.value", l.Value)
+		if l.Distance != nil {
+			add(p+"attention.self.distance_embedding.weight", l.Distance)
+		}
 		addLin(p+"attention.output.dense", l.AttnOut)
 		addLN(p+"attention.output.LayerNorm", l.AttnLN)
 		addLin(p+"intermediate.dense", l.Inter)
@@ -240,6 +254,9 @@ func (c Config) ParamCount(heads Heads) int64 {
 	lin := func(out, in int64) int64 { return out*in + out }
 	n := (V+P+T)*H + 2*H
 	n += L * (4*lin(H, H) + 2*H + lin(I, H) + lin(H, I) + 2*H)
+	if c.Relative() {
+		n += L * (2*P - 1) * int64(c.HeadDim())
+	}
 	if heads.Pooler {
 		n += lin(H, H)
 	}

@@ -11,7 +11,12 @@ import (
 	"github.com/bertlab/bertlab/internal/approx"
 )
 
-const fixtureDir = "testdata/bert-tiny-random"
+// The fixtures: bert-tiny-random has absolute positions, bert-tiny-relkq HF 4.x's
+// relative_key_query positions.
+const (
+	fixtureDir      = "testdata/bert-tiny-random"
+	relKQFixtureDir = "testdata/bert-tiny-relkq"
+)
 
 // Tolerances the fixtures' README gives for a float32 implementation.
 const (
@@ -22,7 +27,13 @@ const (
 // fixtureBatch reads inputs.safetensors: input ids, types, mask [B, S], MLM labels, NSP labels.
 func fixtureBatch(t *testing.T) (bert.Batch, []int, []int) {
 	t.Helper()
-	f, err := checkpoint.Open(filepath.Join(fixtureDir, "inputs.safetensors"))
+	return fixtureBatchIn(t, fixtureDir)
+}
+
+// fixtureBatchIn is fixtureBatch of the fixture in dir.
+func fixtureBatchIn(t *testing.T, dir string) (bert.Batch, []int, []int) {
+	t.Helper()
+	f, err := checkpoint.Open(filepath.Join(dir, "inputs.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +59,14 @@ func fixtureBatch(t *testing.T) (bert.Batch, []int, []int) {
 
 func loadFixtureModel(t *testing.T, weights string) *bert.Model {
 	t.Helper()
-	f, err := checkpoint.LoadFolder(fixtureDir)
+	return loadFixtureModelIn(t, fixtureDir, weights)
+}
+
+// loadFixtureModelIn loads the fixture folder dir, with the weights of another file if weights
+// is not "".
+func loadFixtureModelIn(t *testing.T, dir, weights string) *bert.Model {
+	t.Helper()
+	f, err := checkpoint.LoadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,15 +99,15 @@ func readAll(t *testing.T, path string) map[string][]float32 {
 	return out
 }
 
-// compareOutputs checks every tensor of outputs.safetensors, scaling the tolerances by tolScale.
-func compareOutputs(t *testing.T, m *bert.Model, tolScale float64) {
+// compareOutputs checks every tensor of dir's outputs.safetensors, scaling the tolerances by tolScale.
+func compareOutputs(t *testing.T, dir string, m *bert.Model, tolScale float64) {
 	t.Helper()
-	b, labels, nsp := fixtureBatch(t)
+	b, labels, nsp := fixtureBatchIn(t, dir)
 	out, err := m.Forward(b, bert.Options{MLM: true, NSP: true, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := readAll(t, filepath.Join(fixtureDir, "outputs.safetensors"))
+	want := readAll(t, filepath.Join(dir, "outputs.safetensors"))
 	got := map[string][]float32{
 		"last_hidden_state":       out.Hidden.Data,
 		"pooler_output":           out.Pooled.Data,
@@ -126,17 +144,28 @@ func compareOutputs(t *testing.T, m *bert.Model, tolScale float64) {
 }
 
 func TestForwardMatchesFixture(t *testing.T) {
-	compareOutputs(t, loadFixtureModel(t, ""), 1)
+	for _, dir := range []string{fixtureDir, relKQFixtureDir} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			compareOutputs(t, dir, loadFixtureModelIn(t, dir, ""), 1)
+		})
+	}
 }
 
 func TestIntermediatesMatchFixture(t *testing.T) {
-	m := loadFixtureModel(t, "")
-	b, _, _ := fixtureBatch(t)
+	for _, dir := range []string{fixtureDir, relKQFixtureDir} {
+		t.Run(filepath.Base(dir), func(t *testing.T) { checkIntermediates(t, dir) })
+	}
+}
+
+// checkIntermediates compares the trace of the fixture in dir with its intermediates.safetensors.
+func checkIntermediates(t *testing.T, dir string) {
+	m := loadFixtureModelIn(t, dir, "")
+	b, _, _ := fixtureBatchIn(t, dir)
 	out, err := m.Forward(b, bert.Options{MLM: true, NSP: true, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := readAll(t, filepath.Join(fixtureDir, "intermediates.safetensors"))
+	want := readAll(t, filepath.Join(dir, "intermediates.safetensors"))
 	got := map[string][]float32{"mlm_transform": out.Trace.MLMTransform.Data}
 	for l, lt := range out.Trace.Layers {
 		p := fmt.Sprintf("layer.%d.", l)
