@@ -3,11 +3,17 @@ package explain
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
+
+// relkqDir is the relative_key_query fixture (HF 4.x's relative position embeddings).
+const relkqDir = "../bert/testdata/bert-tiny-relkq"
 
 // The lens at the last layer is the fill-mask output: the same tokens with the same
 // probabilities as pipeline.FillMask gives for the text.
@@ -75,8 +81,25 @@ func TestLensMatchesReference(t *testing.T) {
 
 // The neuron view's row, computed from the traced q and k, is the traced attention row, and
 // its scaled dot products are the traced scores, for every layer, head and query.
+// The relative_key_query fixture checks the relative terms, and relative_key (the same model
+// without the key term) that KR is left out.
 func TestNeuronViewEqualsTrace(t *testing.T) {
-	m := loadFixture(t).Model
+	for _, dir := range []string{fixtureDir, relkqDir, relkqDir + ":" + bert.PositionRelativeKey} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			path, typ, _ := strings.Cut(dir, ":")
+			f, err := checkpoint.LoadFolder(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if typ != "" {
+				f.Model.Config.PositionEmbeddingType = typ
+			}
+			testNeuronViewEqualsTrace(t, f.Model)
+		})
+	}
+}
+
+func testNeuronViewEqualsTrace(t *testing.T, m *bert.Model) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	in := randomInput(rng, 13)
 	out, err := m.Forward(in.batch(1), bert.Options{Trace: true})
@@ -108,6 +131,16 @@ func TestNeuronViewEqualsTrace(t *testing.T) {
 				}
 				if math.Abs(sum-1) > 1e-12 {
 					t.Errorf("layer %d head %d query %d: row sums to %v", l, h, q, sum)
+				}
+				wantQR, wantKR := 0, 0
+				if m.Config.Relative() {
+					wantQR = S
+				}
+				if m.Config.PositionEmbeddingType == bert.PositionRelativeKeyQuery {
+					wantKR = S
+				}
+				if len(n.QR) != wantQR || len(n.KR) != wantKR {
+					t.Fatalf("%s: %d q·r and %d k·r terms, want %d and %d", m.Config.PositionEmbeddingType, len(n.QR), len(n.KR), wantQR, wantKR)
 				}
 			}
 		}

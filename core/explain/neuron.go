@@ -20,7 +20,14 @@ type Neuron struct {
 	K [][]float32 `json:"k"`
 	// QK[j][e] = Q[e]·K[j][e]: [S, d].
 	QK [][]float64 `json:"qk"`
-	// Scores[j] = Σ_e QK[j][e] / √d, the scaled dot product: [S].
+	// With relative positions (position_embedding_type relative_key or relative_key_query),
+	// QR[j] = Q·r(query−j) and, for relative_key_query only, KR[j] = K[j]·r(query−j), where r(δ)
+	// is the layer's distance embedding of the distance δ: [S] each, added to the dot product
+	// before the scaling (HF 4.x's BertSelfAttention). Nil for absolute positions.
+	QR []float64 `json:"qr,omitempty"`
+	KR []float64 `json:"kr,omitempty"`
+	// Scores[j] = (Σ_e QK[j][e] + QR[j] + KR[j]) / √d, the scaled dot product with the
+	// relative terms, if any: [S].
 	Scores []float64 `json:"scores"`
 	// Mask[j] is the additive attention mask: 0 for an attended key, bert.MaskValue for padding.
 	Mask []float64 `json:"mask"`
@@ -54,6 +61,7 @@ func NeuronView(m *bert.Model, in Input, layer, head, query int) (*Neuron, error
 	}
 	n := &Neuron{Layer: layer, Head: head, Query: query, Q: slice(lt.Query.Data, query)}
 	scale := 1 / math.Sqrt(float64(d))
+	dist := m.Layers[layer].Distance // [2P−1, d] with relative positions, else nil
 	for j := range S {
 		k := slice(lt.Key.Data, j)
 		qk := make([]float64, d)
@@ -63,6 +71,21 @@ func NeuronView(m *bert.Model, in Input, layer, head, query int) (*Neuron, error
 			dot += qk[e]
 		}
 		n.K, n.QK = append(n.K, k), append(n.QK, qk)
+		if dist != nil {
+			at := (query - j + c.MaxPositionEmbeddings - 1) * d
+			r := dist.Data[at : at+d]
+			var qr, kr float64
+			for e := range d {
+				qr += float64(n.Q[e]) * float64(r[e])
+				kr += float64(k[e]) * float64(r[e])
+			}
+			n.QR = append(n.QR, qr)
+			dot += qr
+			if c.PositionEmbeddingType == bert.PositionRelativeKeyQuery {
+				n.KR = append(n.KR, kr)
+				dot += kr
+			}
+		}
 		n.Scores = append(n.Scores, dot*scale)
 		n.Mask = append(n.Mask, 0) // an Input has no padding: every key is attended
 	}
