@@ -147,11 +147,25 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		Act: c.HiddenAct, Truncated: enc.Truncated}
 	qkv := []Vector{{Name: inName, Values: x}, {Name: "q", Values: q, Heads: A}, {Name: "k", Values: k, Heads: A}, {Name: "v", Values: v, Heads: A}}
 	ctxV := []Vector{{Name: "context", Values: ctx, Heads: A}}
+	embed := Step{ID: "embed", Title: "Embedding sum",
+		Formula: fmt.Sprintf("e = word[%q] + position[%d] + type[%d]", t, token, enc.TypeIDs[token]),
+		What:    "The token's vector starts as the sum of three learned rows: one for the word piece, one for its position, one for its segment.",
+		Vectors: []Vector{{Name: "word", Values: word}, {Name: "position", Values: pos}, {Name: "type", Values: typ}, {Name: "sum", Values: sum}}}
+	scoreFormula := fmt.Sprintf("score[j] = q · k_j / √%d = q · k_j / %.3g", D, sqrtD)
+	scoreWhat := fmt.Sprintf("Each head compares the query of “%s” with the key of every token: a large dot product means a good match. Dividing by √d keeps the scores in a range where softmax still spreads.", t)
+	if c.Relative() {
+		// Relative positions: no position row in the sum; the distance enters every score.
+		embed.Formula = fmt.Sprintf("e = word[%q] + type[%d]", t, enc.TypeIDs[token])
+		embed.What = "The token's vector starts as the sum of two learned rows: one for the word piece and one for its segment. This model adds no position here: each layer's attention scores carry the distance between tokens instead (relative positions)."
+		embed.Vectors = []Vector{{Name: "word", Values: word}, {Name: "type", Values: typ}, {Name: "sum", Values: sum}}
+		scoreFormula = fmt.Sprintf("score[j] = (q · k_j + q · r[i−j] + k_j · r[i−j]) / √%d, r = the layer's distance embedding", D)
+		if c.PositionEmbeddingType == bert.PositionRelativeKey {
+			scoreFormula = fmt.Sprintf("score[j] = (q · k_j + q · r[i−j]) / √%d, r = the layer's distance embedding", D)
+		}
+		scoreWhat += " This model also adds terms that depend only on the distance i−j between the two tokens, so a head can learn to look at the previous or the next word."
+	}
 	res.Steps = []Step{
-		{ID: "embed", Title: "Embedding sum",
-			Formula: fmt.Sprintf("e = word[%q] + position[%d] + type[%d]", t, token, enc.TypeIDs[token]),
-			What:    "The token's vector starts as the sum of three learned rows: one for the word piece, one for its position, one for its segment.",
-			Vectors: []Vector{{Name: "word", Values: word}, {Name: "position", Values: pos}, {Name: "type", Values: typ}, {Name: "sum", Values: sum}}},
+		embed,
 		{ID: "embed-ln", Title: "Embedding LayerNorm",
 			Formula: "LayerNorm(e) = γ · (e − mean(e)) / √(var(e) + ε) + β",
 			What:    "LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This is the input of layer 0.",
@@ -161,8 +175,8 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 			What:    "Three linear maps turn the token's vector into a query (what it looks for), a key (what it offers) and a value (what it passes on), each cut into one slice per head.",
 			Vectors: qkv},
 		{ID: "scores", Title: "Scores",
-			Formula: fmt.Sprintf("score[j] = q · k_j / √%d = q · k_j / %.3g", D, sqrtD),
-			What:    fmt.Sprintf("Each head compares the query of “%s” with the key of every token: a large dot product means a good match. Dividing by √d keeps the scores in a range where softmax still spreads.", t),
+			Formula: scoreFormula,
+			What:    scoreWhat,
 			Vectors: perHead("scores", scores, enc.Tokens)},
 		{ID: "mask", Title: "Attention mask",
 			Formula: "score[j] + mask[j], mask[j] = 0 for a real token, −3.4e38 for padding",

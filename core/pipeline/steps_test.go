@@ -3,7 +3,11 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 )
 
 func near(t *testing.T, what string, got, want []float32, tol float64) {
@@ -173,5 +177,43 @@ func TestStepsRecompute(t *testing.T) {
 	}
 	if _, err := Steps(m, tok, "the cat", nil, 0, 99); err == nil {
 		t.Error("a token past the last should fail")
+	}
+}
+
+// A relative-position model's walk shows no position row in the embedding sum (the sum is word
+// + type) and names the distance terms in the scores, whose values are the traced ones.
+func TestStepsRelative(t *testing.T) {
+	f, err := checkpoint.LoadFolder("../bert/testdata/bert-tiny-relkq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, tok := f.Model, f.Tokenizer
+	H := m.Config.HiddenSize
+	r, err := Steps(m, tok, "the cat sat", nil, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.Step("embed")
+	if e.Vector("position") != nil || strings.Contains(e.Formula, "position") {
+		t.Errorf("embedding step of a relative model: %q with a position vector %v", e.Formula, e.Vector("position") != nil)
+	}
+	word, typ := e.Vector("word"), e.Vector("type")
+	sum := make([]float32, H)
+	for i := range sum {
+		sum[i] = word[i] + typ[i]
+	}
+	near(t, "sum", e.Vector("sum"), sum, 1e-6)
+	if s := r.Step("scores"); !strings.Contains(s.Formula, "q · r[i−j] + k_j · r[i−j]") || !strings.Contains(s.What, "distance") {
+		t.Errorf("scores step of a relative_key_query model: %q / %q", s.Formula, s.What)
+	}
+	enc, _ := Encode(tok, "the cat sat", nil, 0)
+	out, err := m.Forward(bert.Batch{B: 1, S: len(enc.IDs), InputIDs: enc.IDs, TokenTypeIDs: enc.TypeIDs}, bert.Options{Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	S, A := len(enc.IDs), m.Config.NumAttentionHeads
+	for h := range A {
+		want := out.Trace.Layers[1].Scores.Data[(h*S+2)*S : (h*S+3)*S]
+		near(t, fmt.Sprintf("head %d scores", h), r.Step("scores").Vectors[h].Values, want, 1e-6)
 	}
 }
