@@ -174,6 +174,9 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 				DropoutBackward(dp, keep, drop.attn)
 			}
 			tensor.SoftmaxBackward(dp, dp, pr, S) // now d scores
+			if a.distil != nil {
+				a.distil.addGrad(l, bh, A, a.batch.AttentionMask, dp, pr, S)
+			}
 			tensor.Gemm(false, false, S, d, S, scale, dp, S, la.k.Data[off:], H, 0, ws.dq[off:], H)
 			tensor.Gemm(true, false, S, d, S, scale, dp, S, la.q.Data[off:], H, 0, ws.dk[off:], H)
 			if rel != nil {

@@ -154,6 +154,8 @@ func crossEntropy64(logits []float64, c int, labels []int) float64 {
 type refOut struct {
 	hidden, pooled []float64
 	loss           float64
+	probs          [][]float64 // per layer, the attention probabilities before dropout: [B, A, S, S]
+	mlmLogits      []float64   // with MLM labels, the logits of every position: [B*S, V]
 }
 
 // forward computes the outputs and, for the labels given, BertForPreTraining's loss.
@@ -179,6 +181,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 	}
 	h := r.layerNorm(x, "bert.embeddings.LayerNorm")
 	drop64(h, r.embKeep, r.hiddenP)
+	var layerProbs [][]float64
 	for l := 0; l < c.NumHiddenLayers; l++ {
 		p := fmt.Sprintf("bert.encoder.layer.%d.", l)
 		lin := func(x []float64, name string, in, out int) []float64 {
@@ -187,6 +190,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 		q, k, v := lin(h, "attention.self.query", H, H), lin(h, "attention.self.key", H, H), lin(h, "attention.self.value", H, H)
 		dist := r.p[p+"attention.self.distance_embedding.weight"] // [2P−1, d]; nil: absolute
 		ctx := make([]float64, n*H)
+		probs := make([]float64, B*A*S*S)
 		for bi := 0; bi < B; bi++ {
 			for hd := 0; hd < A; hd++ {
 				bh := bi*A + hd
@@ -223,6 +227,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 					for j := range sc {
 						sc[j] /= z
 					}
+					copy(probs[(bh*S+i)*S:], sc)
 					if r.keepP != nil {
 						drop64(sc, r.keepP[l][(bh*S+i)*S:], r.attnP)
 					}
@@ -236,6 +241,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 				}
 			}
 		}
+		layerProbs = append(layerProbs, probs)
 		proj := lin(ctx, "attention.output.dense", H, H)
 		if r.keep1 != nil {
 			drop64(proj, r.keep1[l], r.hiddenP)
@@ -255,7 +261,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 		}
 		h = r.layerNorm(f, p+"output.LayerNorm")
 	}
-	out := refOut{hidden: h}
+	out := refOut{hidden: h, probs: layerProbs}
 	if r.pooler {
 		first := make([]float64, B*H)
 		for bi := 0; bi < B; bi++ {
@@ -272,6 +278,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 		t = r.layerNorm(t, "cls.predictions.transform.LayerNorm")
 		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, H, c.VocabSize)
 		out.loss += crossEntropy64(logits, c.VocabSize, mlmLabels)
+		out.mlmLogits = logits
 	}
 	if nspLabels != nil {
 		logits := linear64(out.pooled, r.p["cls.seq_relationship.weight"], r.p["cls.seq_relationship.bias"], B, H, 2)

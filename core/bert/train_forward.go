@@ -47,6 +47,7 @@ type Activations struct {
 	pass   *pass
 	emb    embActs
 	layers []layerActs
+	distil *attnDistil // the attention term of ForwardBackwardDistil, during its backward; else nil
 }
 
 // embActs are the embeddings' activations.
