@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 )
@@ -26,7 +29,7 @@ func init() {
 	commands["pretrain"] = command{"pre-train a BERT on plain text (masked LM + next sentence), resumable", runPretrain}
 }
 
-const pretrainUsage = "bertlab pretrain (--model DIR | --preset NAME --vocab DIR) --data FILE.txt --out DIR [--steps N] [--batch 32] [--seq 128] [--lr 1e-4] [--resume] ..."
+const pretrainUsage = "bertlab pretrain (--model DIR | --preset NAME --vocab DIR) --data FILE.txt --out DIR [--steps N] [--batch 32] [--seq 128] [--lr 1e-4] [--resume] [--teacher DIR] ..."
 
 func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pretrain", flag.ContinueOnError)
@@ -62,6 +65,10 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --heldout every N steps (0: at the end only)")
 	logEvery := fs.Int("log-every", 0, "when stderr is not a terminal, print a progress line every N steps (0: about 50 lines)")
 	resume := fs.Bool("resume", false, "continue from the latest checkpoint in --out (same data and settings)")
+	teacherDir := fs.String("teacher", "", "distil this model folder (frozen; same vocabulary) into the one trained: masked LM only (--no-nsp); a resumed run uses the run's teacher")
+	wHard := fs.Float64("distil-hard", 1, "with --teacher: weight of the masked-LM cross-entropy with the labels")
+	wSoft := fs.Float64("distil-soft", 1, "with --teacher: weight of the KL divergence from the teacher's masked-LM distributions")
+	wAttn := fs.Float64("distil-attention", 1, "with --teacher: weight of the KL divergence from the teacher's attention rows, head by head")
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
@@ -169,6 +176,10 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *resume && flagSet(fs, "position-embedding-type") && positionType(p.Model.Config) != *posType {
 		return usageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, positionType(p.Model.Config))
 	}
+	teacher, err := pretrainTeacher(fs, *out, *resume, *teacherDir, bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}, p)
+	if err != nil {
+		return err
+	}
 	if *heldout != "" {
 		hdocs, err := train.ReadDocumentsFile(*heldout, tok)
 		if err != nil {
@@ -189,6 +200,11 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		mc.NumHiddenLayers, mc.HiddenSize, positionType(mc), commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, maskingName(dc))
 	if *resume {
 		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
+	}
+	if teacher != nil {
+		tc, w := p.Teacher.Model.Config, p.Teacher.Weights
+		fmt.Fprintf(stdout, "distilling %s (%d layers, hidden %d, %s positions): loss %g·masked LM + %g·KL(teacher MLM) + %g·KL(teacher attention), student layer l from teacher layer %v\n",
+			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, positionType(tc), w.Hard, w.Soft, w.Attention, p.Teacher.LayerOf)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -381,4 +397,70 @@ func (p *progress) finish() {
 		p.bar.Finish()
 		fmt.Fprintln(p.w)
 	}
+}
+
+// distilFile records a distilled run's teacher in its output folder, for --resume.
+const distilFile = "distil.json"
+
+// distilRecord is distilFile's content.
+type distilRecord struct {
+	Dir     string             `json:"teacher"`
+	Weights bert.DistilWeights `json:"weights"`
+}
+
+// pretrainTeacher sets up distillation for p: from --teacher on a new run (recorded in out),
+// or from the record of a resumed run (a --teacher or weights given then must agree with it).
+// It returns nil when the run has no teacher.
+func pretrainTeacher(fs *flag.FlagSet, out string, resume bool, dir string, w bert.DistilWeights, p *train.Pretrainer) (*distilRecord, error) {
+	rec := &distilRecord{Dir: dir, Weights: w}
+	recPath := filepath.Join(out, distilFile)
+	if resume {
+		b, err := os.ReadFile(recPath)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if dir != "" {
+				return nil, usageErr("--teacher %s: the run in %s was not distilled; a teacher cannot join it on --resume", dir, out)
+			}
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		var was distilRecord
+		if err := json.Unmarshal(b, &was); err != nil {
+			return nil, fmt.Errorf("%s: %w", recPath, err)
+		}
+		given := flagSet(fs, "distil-hard") || flagSet(fs, "distil-soft") || flagSet(fs, "distil-attention")
+		if (dir != "" && filepath.Clean(dir) != filepath.Clean(was.Dir)) || (given && w != was.Weights) {
+			return nil, usageErr("--resume: the run distils %s with weights %+v; this command asks for %s with %+v", was.Dir, was.Weights, dir, w)
+		}
+		rec = &was
+	} else if dir == "" {
+		for _, f := range []string{"distil-hard", "distil-soft", "distil-attention"} {
+			if flagSet(fs, f) {
+				return nil, usageErr("--%s needs --teacher DIR", f)
+			}
+		}
+		return nil, nil
+	}
+	f, err := loadModel(rec.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("teacher: %w", err)
+	}
+	t, err := train.NewTeacher(f.Model, p.Model, rec.Weights)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if err := p.Distil(t); err != nil {
+		return nil, usageErr("%v (pass --no-nsp)", err)
+	}
+	if !resume {
+		b, _ := json.MarshalIndent(rec, "", "  ")
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return nil, err
+		}
+		if err := checkpoint.WriteFileAtomic(recPath, append(b, '\n')); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
 }

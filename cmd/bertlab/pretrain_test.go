@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -265,6 +266,60 @@ func TestEvalUsage(t *testing.T) {
 		_, stderr, code := bertlab(t, "", tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestPretrainDistil distils a relative_key_query teacher (trained two steps here) into an
+// absolute student: the steps report the distillation terms, the run records its teacher,
+// --resume carries on with it, and the usage errors say what is wrong.
+func TestPretrainDistil(t *testing.T) {
+	data := writeText(t, smallText)
+	dir := t.TempDir()
+	teacher := filepath.Join(dir, "teacher")
+	base := []string{"--vocab", fixture, "--data", data, "--batch", "2", "--seq", "16", "--no-nsp", "--lr", "1e-3", "--log-every", "1"}
+	if _, stderr, code := bertlab(t, "", append([]string{"pretrain", "--preset", "tiny", "--out", teacher, "--steps", "2", "--position-embedding-type", "relative_key_query"}, base...)...); code != 0 {
+		t.Fatalf("teacher: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "student")
+	args := append([]string{"pretrain", "--preset", "tiny", "--out", out, "--steps", "2", "--save-every", "1", "--teacher", teacher, "--distil-attention", "2"}, base...)
+	stdout, stderr, code := bertlab(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "distilling "+teacher) || !strings.Contains(stdout, "relative_key_query positions") || !strings.Contains(stdout, "2·KL(teacher attention)") {
+		t.Errorf("stdout does not describe the distillation:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "(distil: soft ") {
+		t.Errorf("the progress lines do not report the distillation terms:\n%s", stderr)
+	}
+	f, err := checkpoint.LoadFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Model.Config.Relative() {
+		t.Errorf("the student has %s positions, want the preset's absolute ones", f.Model.Config.PositionEmbeddingType)
+	}
+	rec, err := os.ReadFile(filepath.Join(out, "distil.json"))
+	if err != nil || !strings.Contains(string(rec), `"Attention": 2`) {
+		t.Errorf("distil.json: %s, %v", rec, err)
+	}
+	// --resume without --teacher continues the distillation.
+	resume := append([]string{"pretrain", "--out", out, "--steps", "3", "--resume"}, base...)
+	if stdout, stderr, code := bertlab(t, "", resume...); code != 0 || !strings.Contains(stdout, "distilling "+teacher) || !strings.Contains(stdout, "trained steps 3-3 of 3") {
+		t.Errorf("resume: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{append(resume[:len(resume):len(resume)], "--distil-soft", "0.5"), "the run distils"},
+		{append([]string{"pretrain", "--preset", "tiny", "--out", filepath.Join(dir, "x"), "--steps", "1", "--distil-soft", "2"}, base...), "--distil-soft needs --teacher"},
+		{append([]string{"pretrain", "--preset", "tiny", "--out", filepath.Join(dir, "y"), "--steps", "1", "--teacher", teacher}, slices.DeleteFunc(slices.Clone(base), func(s string) bool { return s == "--no-nsp" })...), "pass --no-nsp"},
+		{append([]string{"pretrain", "--out", filepath.Join(dir, "teacher"), "--steps", "3", "--resume", "--teacher", out}, base...), "was not distilled"},
+	} {
+		if _, stderr, code := bertlab(t, "", bad.args...); code != 2 || !strings.Contains(stderr, bad.want) {
+			t.Errorf("%v: exit %d, %s (want %q)", bad.args[len(bad.args)-4:], code, stderr, bad.want)
 		}
 	}
 }

@@ -62,6 +62,10 @@ type Event struct {
 	Loss    float64 `json:"loss"`
 	MLMLoss float64 `json:"mlm_loss"`
 	NSPLoss float64 `json:"nsp_loss,omitempty"`
+	// DistilSoft and DistilAttention are a distilled step's KL divergences from its teacher's
+	// masked-LM distributions and attention rows (bert.DistilLosses); 0 without a teacher.
+	DistilSoft      float64 `json:"distil_soft,omitempty"`
+	DistilAttention float64 `json:"distil_attention,omitempty"`
 	// LR is the learning rate the step used.
 	LR float64 `json:"learning_rate"`
 	// GradNorm is the global gradient norm before clipping.
@@ -88,6 +92,9 @@ func (e Event) String() string {
 		// Pre-training reports its two losses; fine-tuning has only the task loss.
 		if e.MLMLoss != 0 || e.NSPLoss != 0 {
 			fmt.Fprintf(&b, " (mlm %.4f, nsp %.4f)", e.MLMLoss, e.NSPLoss)
+		}
+		if e.DistilSoft != 0 || e.DistilAttention != 0 {
+			fmt.Fprintf(&b, " (distil: soft %.4f, attention %.4f)", e.DistilSoft, e.DistilAttention)
 		}
 		fmt.Fprintf(&b, " lr %.3g grad-norm %.3g %.0f tokens/s", e.LR, e.GradNorm, e.TokensPerSec)
 	case EventEval:

@@ -95,6 +95,8 @@ type Pretrainer struct {
 	// History holds the events of this run's steps and evaluations, reloaded on resume; it is
 	// written to trainer_state.json as log_history.
 	History []Event
+	// Teacher, when set (Distil), is the frozen model the steps distil into Model.
+	Teacher *Teacher
 
 	grads     *bert.Grads
 	started   time.Time // this session's first step
@@ -150,6 +152,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	pos := p.State.Position
 	p.grads.Zero()
 	var sum bert.Losses
+	var soft, attn float64 // distillation terms
 	tokens := 0
 	for a := range c.GradAccum {
 		if err := ctx.Err(); err != nil {
@@ -162,8 +165,15 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 			return Event{}, err
 		}
 		opt := bert.TrainOptions{Dropout: !c.NoDropout, Seed: mix64(mix64(c.Seed^uint64(p.State.Step)) ^ uint64(a))}
-		l, err := p.Model.ForwardBackward(b.Batch, b.MLMLabels, b.NSPLabels, opt, p.grads)
-		if err != nil {
+		var l bert.Losses
+		if p.Teacher != nil {
+			dl, err := p.distilStep(b, opt)
+			if err != nil {
+				return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
+			}
+			l = bert.Losses{Total: dl.Total, MLM: dl.Hard}
+			soft, attn = soft+dl.Soft, attn+dl.Attention
+		} else if l, err = p.Model.ForwardBackward(b.Batch, b.MLMLabels, b.NSPLabels, opt, p.grads); err != nil {
 			return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
 		}
 		sum.Total += l.Total
@@ -198,6 +208,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	p.newTokens += int64(tokens)
 	ev := p.event(EventStep)
 	ev.Loss, ev.MLMLoss, ev.NSPLoss, ev.LR, ev.GradNorm = loss.Total, loss.MLM, loss.NSP, lr, norm
+	ev.DistilSoft, ev.DistilAttention = soft/k, attn/k
 	p.History = append(p.History, ev)
 	return ev, nil
 }

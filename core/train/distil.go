@@ -1,0 +1,92 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tensor"
+)
+
+// Teacher is a frozen model that a Pretrainer distils into its student: each step, the
+// teacher runs in eval mode on the step's batch, and the student learns from its masked-LM
+// distributions and attention rows as well as from the labels (bert.ForwardBackwardDistil).
+type Teacher struct {
+	Model   *bert.Model
+	Weights bert.DistilWeights
+	// LayerOf[l] is the teacher layer whose attention student layer l learns from.
+	LayerOf []int
+}
+
+// NewTeacher checks that teacher can teach student and maps their layers: the same vocabulary
+// size and number of heads, at least as many positions as the student, and an MLM head;
+// student layer l learns from teacher layer ⌈(l+1)·Lt/Ls⌉−1, so the last from the last (as
+// MiniLM) and equal depths layer by layer. Position types may differ: that is the point of
+// distilling a relative-position teacher into an absolute student.
+func NewTeacher(teacher, student *bert.Model, w bert.DistilWeights) (*Teacher, error) {
+	tc, sc := teacher.Config, student.Config
+	switch {
+	case teacher.MLM == nil:
+		return nil, fmt.Errorf("teacher: no MLM head (cls.predictions)")
+	case tc.VocabSize != sc.VocabSize:
+		return nil, fmt.Errorf("teacher: vocab_size %d, the student's is %d: they must share a vocabulary", tc.VocabSize, sc.VocabSize)
+	case w.Attention != 0 && tc.NumAttentionHeads != sc.NumAttentionHeads:
+		return nil, fmt.Errorf("teacher: %d attention heads, the student has %d: attention distillation pairs them head by head", tc.NumAttentionHeads, sc.NumAttentionHeads)
+	case tc.MaxPositionEmbeddings < sc.MaxPositionEmbeddings:
+		return nil, fmt.Errorf("teacher: %d positions, fewer than the student's %d", tc.MaxPositionEmbeddings, sc.MaxPositionEmbeddings)
+	case w.Hard < 0 || w.Soft < 0 || w.Attention < 0 || w.Hard+w.Soft+w.Attention == 0:
+		return nil, fmt.Errorf("teacher: loss weights %+v: want non-negative weights, not all 0", w)
+	}
+	t := &Teacher{Model: teacher, Weights: w}
+	Lt, Ls := tc.NumHiddenLayers, sc.NumHiddenLayers
+	for l := range Ls {
+		t.LayerOf = append(t.LayerOf, ((l+1)*Lt+Ls-1)/Ls-1)
+	}
+	return t, nil
+}
+
+// Targets runs the teacher in eval mode on b: its masked-LM distributions at the positions
+// labelled in labels [B, S] (in order) and, with an attention weight, the attention
+// probabilities of the layer each student layer learns from ([B, A, S, S] each).
+func (t *Teacher) Targets(b bert.Batch, labels []int) (bert.DistilTargets, error) {
+	var rows []int
+	for i, y := range labels {
+		if y != bert.IgnoreIndex {
+			rows = append(rows, i)
+		}
+	}
+	trace := t.Weights.Attention != 0
+	out, err := t.Model.Forward(b, bert.Options{MLM: true, MLMRows: rows, Trace: trace})
+	if err != nil {
+		return bert.DistilTargets{}, fmt.Errorf("teacher: %w", err)
+	}
+	tg := bert.DistilTargets{MLM: out.MLMLogits.Data}
+	tensor.SoftmaxRows(tg.MLM, t.Model.Config.VocabSize, nil)
+	if trace {
+		for _, l := range t.LayerOf {
+			tg.Attentions = append(tg.Attentions, out.Trace.Attentions[l])
+		}
+	}
+	return tg, nil
+}
+
+// Distil makes p's steps distil t into p.Model (masked LM only: the data must have no sentence
+// task, since the distillation loss has no next-sentence term).
+func (p *Pretrainer) Distil(t *Teacher) error {
+	if task := p.Data.Config.Instances.Task; task != NoSentenceTask {
+		return fmt.Errorf("distil: the data's %s task has no place in the distillation loss: pre-train with no sentence task", task)
+	}
+	if _, err := NewTeacher(t.Model, p.Model, t.Weights); err != nil {
+		return err
+	}
+	p.Teacher = t
+	return nil
+}
+
+// distilStep is a micro-batch's forward and backward of the distillation loss.
+func (p *Pretrainer) distilStep(b PretrainBatch, opt bert.TrainOptions) (bert.DistilLosses, error) {
+	tg, err := p.Teacher.Targets(b.Batch, b.MLMLabels)
+	if err != nil {
+		return bert.DistilLosses{}, err
+	}
+	return p.Model.ForwardBackwardDistil(b.Batch, b.MLMLabels, tg, p.Teacher.Weights, opt, p.grads)
+}
