@@ -1007,7 +1007,7 @@ func (c *LessonsView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = p
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(c.App.LessonText(p))
+					vgn.SetInnerHTML(c.html(p))
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
@@ -1049,7 +1049,7 @@ func (c *LessonsView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(c.App.LessonText(c.lesson().Task))
+					vgn.SetInnerHTML(c.html(c.lesson().Task))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "verdict"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "lesson-check"}}}

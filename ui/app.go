@@ -129,6 +129,10 @@ type App struct {
 	Goal   string
 	Store  Storage
 	done   map[int]bool
+	// moved: the attention view left the lesson's starting head (a head task is not done by
+	// opening the lesson), whose layer and head are startAt.
+	moved   bool
+	startAt [2]int
 
 	Err    string
 	busy   int

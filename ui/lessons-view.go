@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 
+	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 )
 
@@ -15,6 +16,9 @@ type LessonsView struct {
 }
 
 func (c *LessonsView) lesson() *Lesson { return c.App.CurrentLesson() }
+
+// html is lesson text as HTML: written in lessons.go, the goal from the URL escaped.
+func (c *LessonsView) html(s string) vugu.HTML { return vugu.HTML(c.App.LessonText(s)) }
 
 func (c *LessonsView) number() string {
 	return fmt.Sprintf("Lesson %d of %d ·", c.App.Lesson, len(Lessons))

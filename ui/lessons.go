@@ -57,7 +57,7 @@ var Lessons = []Lesson{
 		Title: "Words to tokens",
 		Start: Route{View: ViewMask, Text: "The musicians played wonderfully."},
 		Text: []string{
-			`BERT does not read letters or whole words: it reads <b>tokens</b>, entries of a fixed vocabulary ({vocab} of them in this model). The sentence above is shown below it as the tokens the tokenizer made. First the text is lowercased (this model is <i>uncased</i>) and punctuation is split off; then each word is looked up.`,
+			`BERT does not read letters or whole words: it reads <b>tokens</b>, entries of a fixed vocabulary ({vocab} of them in this model). The sentence in the box below this lesson is shown at the bottom of the page as the tokens the tokenizer made. First the text is lowercased (this model is <i>uncased</i>) and punctuation is split off; then each word is looked up.`,
 			`A common word is one token. A rarer one is cut into the longest pieces the vocabulary has, <b>WordPiece</b>: every piece after the first starts with <code>##</code> and is drawn grey, as in <code>wonderful ##ly</code>. A character no piece can spell becomes <code>[UNK]</code>, "unknown".`,
 			`The tokenizer also adds two <b>special tokens</b> (dashed): <code>[CLS]</code> at the start, whose final vector stands for the whole input when BERT classifies it, and <code>[SEP]</code> at the end of each sentence.`,
 		},
@@ -96,7 +96,7 @@ var Lessons = []Lesson{
 		Title: "Many heads and layers",
 		Start: Route{View: ViewAttention, Text: lessonFox, Layer: 0, Head: 0},
 		Text: []string{
-			`BERT runs several heads side by side, {heads} in each layer of this model, and stacks {layers} layers; each layer's output is the next one's input. The grid on the left has one small map per head: a row of the grid is a layer, a column a head. Click a map (or use the arrow keys) to see it large.`,
+			`BERT runs several heads side by side, {heads} in each layer of this model, and stacks {layers} layers; each layer's output is the next one's input. The grid has one small map per head: a row of the grid is a layer, a column a head. Click a map (or use the arrow keys) to see it large.`,
 			`Each head has its own W<sub>Q</sub>, W<sub>K</sub> and W<sub>V</sub>, so each can look for something different; their outputs are put side by side and mixed by one more matrix. In a trained BERT many heads have plain jobs: one looks at the previous token, one at the next, some at <code>[SEP]</code> or at the sentence's punctuation, a few link a verb to its object (Clark et al., 2019). A previous-token head draws a line just left of the diagonal.`,
 		},
 		Highlight: []string{".attview .grid"},
@@ -306,6 +306,7 @@ func (a *App) setupLesson() {
 	r := Lessons[a.Lesson-1].Start
 	r.Lesson, r.Goal = a.Lesson, a.Goal
 	a.setRoute(r)
+	a.moved, a.startAt = false, [2]int{r.Layer, r.Head}
 	a.typingB++ // a pending edit of an old sentence B must not come back
 	a.PairNSP, a.PairNSPKey = nil, ""
 }
@@ -369,7 +370,7 @@ func (a *App) LessonText(s string) string {
 // goalText is how a goal reads in a task: a fraction as a percentage.
 func goalText(goal string) string {
 	if f, err := strconv.ParseFloat(goal, 64); err == nil && f > 0 && f < 1 {
-		return fmt.Sprintf("%.0f%%", 100*f)
+		return fmt.Sprintf("%.4g%%", 100*f)
 	}
 	return goal
 }
@@ -474,6 +475,12 @@ func checkHead(a *App, score headScore, what string) Check {
 	cur := score(att[a.Layer].Attentions[a.Head], att[a.Layer].Tokens)
 	if math.IsNaN(best) || math.IsInf(best, 0) {
 		return Check{Msg: "This sentence has nothing to measure: try another one."}
+	}
+	if [2]int{a.Layer, a.Head} != a.startAt {
+		a.moved = true
+	}
+	if !a.moved {
+		return Check{Msg: fmt.Sprintf("Layer %d, head %d: %s %.1f%%. Compare it with the other heads: click their maps.", a.Layer, a.Head, what, 100*cur)}
 	}
 	if l == a.Layer && h == a.Head {
 		return Check{Done: true, Msg: fmt.Sprintf("Found it: layer %d, head %d, %s %.1f%%, more than any other head.", l, h, what, 100*cur)}

@@ -150,6 +150,18 @@ func TestHeadChecks(t *testing.T) {
 			t.Errorf("lesson %d, layer %d head %d: done %v (%s), want %v", tc.lesson, tc.layer, tc.head, c.Done, c.Msg, tc.done)
 		}
 	}
+	// The head a lesson opens on does not count until the user has looked at another one.
+	b := &App{Loaded: true, MaskedText: "sat cat on", Lesson: 4}
+	b.Att, b.AttText = []pipeline.AttentionResult{att(tokens, prev, uniform(S))}, b.InputKey()
+	for i, sel := range []struct {
+		head int
+		done bool
+	}{{0, false}, {1, false}, {0, true}} {
+		b.Head = sel.head
+		if c := b.LessonCheck(); c.Done != sel.done {
+			t.Errorf("start head first, choice %d (head %d): done %v (%s), want %v", i, sel.head, c.Done, c.Msg, sel.done)
+		}
+	}
 	// An answer for another input is not judged.
 	a.Lesson, a.Layer, a.Head, a.AttText = 4, 1, 0, "old text"
 	if c := a.LessonCheck(); c.Done || c.Msg != pending.Msg {
