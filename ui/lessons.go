@@ -109,7 +109,7 @@ var Lessons = []Lesson{
 		Text: []string{
 			`A layer is two blocks, each wrapped the same way: its result is <b>added</b> to its input (the <b>residual</b> connection, so a token keeps what it was) and the sum goes through <b>LayerNorm</b>:`,
 			`<span class="formula-inline">a = LayerNorm(x + Attention(x))</span><br><span class="formula-inline">y = LayerNorm(a + W<sub>2</sub> · GELU(W<sub>1</sub>a + b<sub>1</sub>) + b<sub>2</sub>)</span>`,
-			`The second block is the <b>feed-forward</b>: each token on its own goes through {inter} units and back to {hidden}; GELU, a smooth ReLU, makes it non-linear. The ten steps above are the whole layer for one token, with the numbers the model computed: the card shows step 8, the attention's residual and LayerNorm.`,
+			`The second block is the <b>feed-forward</b>: each token on its own goes through {inter} units and back to {hidden}; GELU, a smooth ReLU, makes it non-linear. The ten steps below the tokens are the whole layer for one token, with the numbers the model computed: the card shows step 8, the attention's residual and LayerNorm.`,
 		},
 		Highlight: []string{".stepnav", ".stepcard"},
 		Task:      `Follow <code>[CLS]</code> to the very end: pick the token [CLS], the last layer and the last step, the output BERT's classifiers read.`,
@@ -145,7 +145,7 @@ var Lessons = []Lesson{
 		Start: Route{View: ViewTrain, Task: pipeline.TaskSentiment},
 		Text: []string{
 			`Pre-training gives general vectors; <b>fine-tuning</b> adapts the whole model to one task with a few labelled examples. For sentiment, a new layer reads the final <code>[CLS]</code> vector and gives two scores, positive and negative; every weight of the model is then trained on labelled sentences with a small learning rate.`,
-			`Press Train: the engine trains in the background, one step at a time. The left curve is the training loss (it should fall); after every epoch (one pass over the training sentences) the right curve shows the accuracy on test sentences the model never trains on. Change the epochs or the learning rate and train again.`,
+			`Press Train: the engine trains in the background, one step at a time. The first curve is the training loss (it should fall); after every epoch (one pass over the training sentences) the second curve shows the accuracy on test sentences the model never trains on. Change the epochs or the learning rate and train again.`,
 		},
 		Highlight: []string{`[data-role="train"]`, ".curves"},
 		Task:      `Train the sentiment classifier until its accuracy on the test sentences is at least {goal}.`,
@@ -157,7 +157,7 @@ var Lessons = []Lesson{
 		Start: Route{View: ViewAttention, Text: lessonStore, Layer: 0, Head: 0},
 		Text: []string{
 			`Studies of trained BERTs found that many heads put most of their weight on <code>[SEP]</code> or <code>[CLS]</code>, especially in the middle layers. It looks like a head's way of doing nothing: when a head finds nothing to look for, it parks its attention on a token that is always there (Clark et al., 2019).`,
-			`The maps show it as a dark last column. Tick “hide [CLS] and [SEP]” to see what the rest of such a head's row holds.`,
+			`In a trained model such a head's map has a dark last column. Tick “hide [CLS] and [SEP]” to see what the rest of such a head's row holds.`,
 		},
 		Highlight: []string{".attview .grid", `[data-role="hide-special"]`},
 		Task:      `Find the head that gives <code>[SEP]</code> the most attention, averaged over all the tokens of the sentence.`,

@@ -408,6 +408,15 @@ func TestLessons(t *testing.T) {
 	attempt(t, ctx, 8, fmt.Sprintf("(goal %.1f%%)", 100*(acc-0.005)), true)
 	screenshot(t, ctx, "lesson-8")
 
+	// A view's tab leaves the lessons, and their outlines.
+	click(t, ctx, `button[data-tab="train"]`)
+	wait(t, ctx, 10*time.Second, "the training lab without a lesson", `!document.querySelector('.lessonsview') && location.hash.startsWith('#train?')`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-lesson-highlight]').length`); n != 0 {
+		t.Errorf("after leaving the lessons %d parts of the view are still outlined", n)
+	}
+	click(t, ctx, `button[data-tab="lessons"]`)
+	wait(t, ctx, 30*time.Second, "the Lessons tab: the last lesson, all being done", lessonShown(len(ui.Lessons)))
+
 	// Progress stays; a returning user lands where they were.
 	all := make([]string, len(ui.Lessons))
 	for i := range all {
@@ -418,7 +427,7 @@ func TestLessons(t *testing.T) {
 	}
 	last := eval[string](t, ctx, `location.hash`)
 	do(t, ctx, 30*time.Second, "coming back", chromedp.Navigate("about:blank"), chromedp.Navigate(base))
-	wait(t, ctx, 60*time.Second, "the page again", `document.querySelector('.app[data-loaded]') && `+lessonShown(8))
+	wait(t, ctx, 60*time.Second, "the page again", `document.querySelector('.app[data-loaded]') && `+lessonShown(len(ui.Lessons)))
 	if h := eval[string](t, ctx, `location.hash`); h != last {
 		t.Errorf("a returning user should land where they were, %q; the page shows %q", last, h)
 	}
