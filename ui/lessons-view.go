@@ -71,18 +71,6 @@ func (c *LessonsView) dotClass(n int) string {
 	return cls
 }
 
-// Destroy takes the outlines off when the lessons are left for a view's tab (the view stays).
-func (c *LessonsView) Destroy() {
-	doc := js.Global().Get("document")
-	if !doc.Truthy() {
-		return
-	}
-	old := doc.Call("querySelectorAll", "[data-lesson-highlight]")
-	for i := 0; i < old.Length(); i++ {
-		old.Index(i).Call("removeAttribute", "data-lesson-highlight")
-	}
-}
-
 // Rendered outlines the parts of the real view the lesson speaks of (after every render: the
 // views replace their elements as their answers come), marking each with
 // data-lesson-highlight="K" (K: the selector's number in Lesson.Highlight), and clears the
