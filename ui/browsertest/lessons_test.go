@@ -408,9 +408,12 @@ func TestLessons(t *testing.T) {
 	attempt(t, ctx, 8, fmt.Sprintf("(goal %.1f%%)", 100*(acc-0.005)), true)
 	screenshot(t, ctx, "lesson-8")
 
-	// A view's tab leaves the lessons, and their outlines.
-	click(t, ctx, `button[data-tab="train"]`)
-	wait(t, ctx, 10*time.Second, "the training lab without a lesson", `!document.querySelector('.lessonsview') && location.hash.startsWith('#train?')`)
+	// A view's tab leaves the lessons, and their outlines: the tab of the view the last lesson
+	// drives, so that the outlined elements stay on the page.
+	goHash(t, ctx, "#lessons/10")
+	wait(t, ctx, 30*time.Second, "lesson 10 again", lessonShown(10)+` && document.querySelectorAll('[data-lesson-highlight]').length === 2`)
+	click(t, ctx, `button[data-tab="mask"]`)
+	wait(t, ctx, 10*time.Second, "the mask view without a lesson", `!document.querySelector('.lessonsview') && location.hash.startsWith('#mask?') && document.querySelector('.maskview .cards') && document.querySelector('#text')`)
 	if n := eval[int](t, ctx, `document.querySelectorAll('[data-lesson-highlight]').length`); n != 0 {
 		t.Errorf("after leaving the lessons %d parts of the view are still outlined", n)
 	}
