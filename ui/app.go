@@ -122,6 +122,18 @@ type App struct {
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 
+	// Lessons (lessons.go): the lesson shown (1-based, 0 for none; View is its view) and its
+	// task's goal when not the default. Store, if set, keeps the progress and the last URL
+	// across visits (in the browser, localStorage).
+	Lesson int
+	Goal   string
+	Store  Storage
+	done   map[int]bool
+	// moved: the attention view left the lesson's starting head (a head task is not done by
+	// opening the lesson), whose layer and head are startAt.
+	moved   bool
+	startAt [2]int
+
 	Err    string
 	busy   int
 	gen    int // bumped by every change of Text or Masks: answers for an older gen are dropped
@@ -176,6 +188,9 @@ func (a *App) Start(r Route, hasText bool) {
 		r.Text, r.Masks = Examples[0].Text, Examples[0].Masks
 	}
 	a.setRoute(r)
+	if r.Lesson > 0 && !hasText {
+		a.setupLesson()
+	}
 	a.busy++
 	a.spawn(func() {
 		defer a.Do(func() { a.busy-- })
@@ -208,6 +223,10 @@ func (a *App) Start(r Route, hasText bool) {
 
 // ApplyRoute shows the state a URL fragment names (a link pasted into the address bar).
 func (a *App) ApplyRoute(r Route, hasText bool) {
+	if r.Lesson > 0 && !hasText {
+		a.OpenLesson(r.Lesson, r.Goal)
+		return
+	}
 	if !hasText {
 		cur := a.route()
 		r.Text, r.Masks, r.Pair, r.PairMasks = cur.Text, cur.Masks, cur.Pair, cur.PairMasks
@@ -222,6 +241,7 @@ func (a *App) ApplyRoute(r Route, hasText bool) {
 func (a *App) setRoute(r Route) {
 	a.View, a.Text, a.Draft, a.Masks, a.Layer, a.Head = r.View, r.Text, r.Text, r.Masks, r.Layer, r.Head
 	a.HideSpecial = r.HideSpecial
+	a.Lesson, a.Goal = r.Lesson, r.Goal
 	a.Token, a.StepI, a.Seed, a.WholeWord, a.Sample = r.Token, r.Step, r.Seed, r.WholeWord, r.Sample
 	a.Training.setSettings(r)
 	a.setPairRoute(r)
@@ -240,12 +260,15 @@ func (a *App) route() Route {
 func (a *App) baseRoute() Route {
 	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head, HideSpecial: a.HideSpecial,
 		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample,
-		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch}
+		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch,
+		Lesson: a.Lesson, Goal: a.Goal}
 }
 
 func (a *App) writeRoute() {
+	hash := a.route().Hash()
+	a.remember(hash)
 	if a.OnRoute != nil {
-		a.OnRoute(a.route().Hash())
+		a.OnRoute(hash)
 	}
 }
 
@@ -295,9 +318,10 @@ func (a *App) UseExample(i int) {
 
 // SetView switches between the views.
 func (a *App) SetView(v string) {
-	if v == a.View {
+	if v == a.View && a.Lesson == 0 {
 		return
 	}
+	a.Lesson, a.Goal = 0, "" // a view's tab leaves the lessons
 	a.View = v
 	a.writeRoute()
 	switch {
@@ -387,6 +411,9 @@ func (a *App) Step(dl, dh int) {
 // Key handles a key pressed on the page (not in the text box): arrows step through the heads
 // and layers of the attention view. It reports whether the key was used.
 func (a *App) Key(key string) bool {
+	if a.lessonKey(key) {
+		return true
+	}
 	if a.View == ViewSteps {
 		return a.stepKey(key)
 	}

@@ -10,7 +10,14 @@ type Root struct {
 }
 
 func (c *Root) tabClass(view string) string {
-	if c.App.View == view {
+	if c.App.View == view && c.App.Lesson == 0 {
+		return "tab active"
+	}
+	return "tab"
+}
+
+func (c *Root) lessonsTabClass() string {
+	if c.App.Lesson > 0 {
 		return "tab active"
 	}
 	return "tab"

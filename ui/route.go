@@ -66,6 +66,10 @@ type Route struct {
 	// ("&word="); Layer and HideSpecial are shared with the attention view.
 	Sentences []string
 	Word      string
+	// Lessons (lessons.go): the lesson shown, 1-based ("#lessons/3?..."; 0 for none), whose
+	// view is View, and its task's goal when it is not the lesson's default ("&goal=").
+	Lesson int
+	Goal   string
 }
 
 // ParseRoute reads a location.hash ("#mask?text=..."); what it cannot read keeps its default.
@@ -81,6 +85,9 @@ func ParseRoute(hash string) (Route, bool) {
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
+	if n, ok := parseLesson(view); ok {
+		r.Lesson, r.View, r.Goal = n, Lessons[n-1].Start.View, q.Get("goal")
+	}
 	r.Text = q.Get("text")
 	r.Masks = parseIDs(q.Get("masks"))
 	r.Pair = q.Get("b")
@@ -160,7 +167,11 @@ func (r Route) Hash() string {
 	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings:
 		view = r.View
 	}
-	b.WriteString("#" + view + "?text=" + esc(r.Text))
+	if r.Lesson > 0 && r.Lesson <= len(Lessons) {
+		fmt.Fprintf(&b, "#%s/%d?text=%s", ViewLessons, r.Lesson, esc(r.Text))
+	} else {
+		b.WriteString("#" + view + "?text=" + esc(r.Text))
+	}
 	if len(r.Masks) > 0 {
 		b.WriteString("&masks=" + joinIDs(r.Masks))
 	}
@@ -228,6 +239,9 @@ func (r Route) Hash() string {
 		if r.MLMVocab != "" {
 			b.WriteString("&vocab=" + esc(r.MLMVocab))
 		}
+	}
+	if r.Lesson > 0 && r.Goal != "" {
+		b.WriteString("&goal=" + esc(r.Goal))
 	}
 	return b.String()
 }

@@ -64,7 +64,7 @@ func TestPage(t *testing.T) {
 			}).observe(document, {childList: true, subtree: true});`})
 		return err
 	}))
-	do(t, ctx, 30*time.Second, "opening the page", chromedp.Navigate(url))
+	do(t, ctx, 30*time.Second, "opening the page", chromedp.Navigate(url+"#mask")) // without a fragment a first visit lands on the lessons
 	wait(t, ctx, 60*time.Second, "the model to load and the first example to be predicted",
 		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card .pred').length > 0`)
 	firstMs := eval[float64](t, ctx, `window.bertlabFirstPrediction || 0`)

@@ -39,7 +39,7 @@ func main() {
 		return
 	}
 
-	app := &ui.App{Eng: newWorkerEngine("worker.js"), Env: env}
+	app := &ui.App{Eng: newWorkerEngine("worker.js"), Env: env, Store: localStore{}}
 	history, location := js.Global().Get("history"), js.Global().Get("location")
 	app.OnRoute = func(hash string) {
 		if location.Get("hash").String() != hash {
@@ -61,21 +61,37 @@ func main() {
 			return
 		}
 		key := e.Get("key").String()
+		hash := location.Get("hash").String()
 		switch key {
 		case "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown":
+		case "[", "]", "PageUp", "PageDown":
+			// They move between lessons, and only there.
+			if strings.HasPrefix(hash, "#"+ui.ViewLessons) {
+				e.Call("preventDefault")
+				go app.Do(func() { app.Key(key) })
+			}
+			return
 		default:
 			return
 		}
 		// The arrows step through the attention and step views and must not scroll them away. The state is
 		// behind the render lock, which a JavaScript callback must not wait for; the URL says
 		// which view is shown.
-		if hash := location.Get("hash").String(); strings.HasPrefix(hash, "#"+ui.ViewAttention) || strings.HasPrefix(hash, "#"+ui.ViewSteps) || strings.HasPrefix(hash, "#"+ui.ViewEmbeddings) {
+		// A lesson over one of those views carries its view's class in the document.
+		lessonArrows := strings.HasPrefix(hash, "#"+ui.ViewLessons) && js.Global().Get("document").Call("querySelector", "main .attview, main .stepsview, main .embview").Truthy()
+		if strings.HasPrefix(hash, "#"+ui.ViewAttention) || strings.HasPrefix(hash, "#"+ui.ViewSteps) || strings.HasPrefix(hash, "#"+ui.ViewEmbeddings) || lessonArrows {
 			e.Call("preventDefault")
 		}
 		go app.Do(func() { app.Key(key) })
 	})
 
-	r, hasText := ui.ParseRoute(location.Get("hash").String())
+	// A visit without a fragment lands where the user was last, or on the first lesson.
+	hash := location.Get("hash").String()
+	if hash == "" || hash == "#" {
+		hash = ui.Landing(app.Store)
+		history.Call("replaceState", nil, "", hash)
+	}
+	r, hasText := ui.ParseRoute(hash)
 	app.Start(r, hasText)
 	root := &ui.Root{App: app}
 	js.Global().Get("document").Get("body").Get("classList").Call("add", "started")
@@ -138,5 +154,32 @@ func fatal(err error) {
 	js.Global().Get("console").Call("error", msg)
 	if el := js.Global().Get("document").Call("getElementById", "boot"); el.Truthy() {
 		el.Set("textContent", msg)
+	}
+}
+
+// localStore is ui.Storage over the browser's localStorage; where it is unavailable (private
+// modes, a sandboxed frame) nothing is kept.
+type localStore struct{}
+
+func (localStore) Get(key string) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = ""
+		}
+	}()
+	ls := js.Global().Get("localStorage")
+	if !ls.Truthy() {
+		return ""
+	}
+	if s := ls.Call("getItem", key); s.Type() == js.TypeString {
+		return s.String()
+	}
+	return ""
+}
+
+func (localStore) Set(key, value string) {
+	defer func() { recover() }() // a full or refused storage keeps nothing
+	if ls := js.Global().Get("localStorage"); ls.Truthy() {
+		ls.Call("setItem", key, value)
 	}
 }
