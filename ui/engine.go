@@ -1,13 +1,13 @@
 // Package ui is the bertlab page: vugu components, one file pair per view. The components hold
-// no model math: every number they show comes from an Engine (in the browser, the engine wasm in
-// a Web Worker; in tests, the same pipeline run natively).
+// no model math: every number they show comes from an Engine (in the browser, core/engine in the
+// engine wasm in a Web Worker; in tests, the same core/engine run natively).
 package ui
 
 //go:generate go tool vugugen -s -skip-go-mod -skip-main
 
 import (
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/train"
 )
 
 // Engine is what the page asks for numbers. Its methods block until the answer comes, so the
@@ -55,10 +55,7 @@ type Engine interface {
 
 // TrainEvents is the engine's answer to a training step: what happened, and whether the run
 // has ended.
-type TrainEvents struct {
-	Events []train.Event `json:"events"`
-	Done   bool          `json:"done"`
-}
+type TrainEvents = engine.TrainEvents
 
 // ModelIndex is assets/models/index.json.
 type ModelIndex struct {
@@ -97,15 +94,4 @@ type ModelInfo struct {
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.
-type Tokens struct {
-	IDs     []int    `json:"input_ids"`
-	Tokens  []string `json:"tokens"`
-	TypeIDs []int    `json:"token_type_ids"` // 0: [CLS], sentence A, [SEP]; 1: sentence B, [SEP]
-	Offsets [][2]int `json:"offsets"`        // code point spans into the text; [0,0] for added tokens
-	Special []bool   `json:"special"`
-	WordIDs []int    `json:"word_ids"` // -1 for added special tokens
-	// Truncated reports that the text is longer than the model's positions.
-	Truncated bool `json:"truncated"`
-	// Length is the number of tokens before truncation ([CLS] and [SEP] included).
-	Length int `json:"length"`
-}
+type Tokens = engine.Tokens

@@ -3,13 +3,11 @@ package ui
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/train"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
 )
@@ -17,36 +15,20 @@ import (
 // The training lab's engine functions, natively, as wasm/engine answers them.
 
 func (e *nativeEngine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {
-	ft, err := pipeline.NewFinetune(e.m, e.tok, req)
-	if err != nil {
-		return nil, err
-	}
-	e.ft = ft
-	return &ft.Info, nil
+	return e.e.TrainStart(req)
 }
 
 func (e *nativeEngine) TrainStep() (*TrainEvents, error) {
-	if e.ft == nil {
-		return nil, fmt.Errorf("no run")
-	}
-	evs, err := e.ft.Advance(context.Background())
-	return &TrainEvents{Events: evs, Done: e.ft.Done()}, err
+	return e.e.TrainStep(context.Background())
 }
 
-func (e *nativeEngine) TrainStop() (*TrainEvents, error) {
-	if e.ft == nil {
-		return nil, fmt.Errorf("no run")
-	}
-	return &TrainEvents{Events: []train.Event{e.ft.Stop()}, Done: true}, nil
-}
+func (e *nativeEngine) TrainStop() (*TrainEvents, error) { return e.e.TrainStop() }
 
 func (e *nativeEngine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
-	return e.ft.Predict(text)
+	return e.e.TrainPredict(text)
 }
 
-func (e *nativeEngine) TrainExport() (string, []byte, error) {
-	return e.ft.Zip()
-}
+func (e *nativeEngine) TrainExport() (string, []byte, error) { return e.e.TrainExport() }
 
 func TestTrainRouteRoundTrip(t *testing.T) {
 	r := Route{View: ViewTrain, Text: "a b", Task: pipeline.TaskPOS, Epochs: 4, LR: 3e-5, Batch: 8}

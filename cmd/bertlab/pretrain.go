@@ -266,27 +266,11 @@ func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokeni
 	if tok.Vocab().Len() != f.Model.Config.VocabSize {
 		return nil, nil, nil, fmt.Errorf("vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), f.Model.Config.VocabSize)
 	}
-	m := f.Model
-	if m.Pooler != nil && m.MLM != nil && m.NSP != nil {
-		return m, tok, nil, nil
-	}
-	full, err := bert.NewRandom(m.Config, bert.AllHeads, seed)
-	if err != nil {
+	notes := len(f.Report.Notes)
+	if err := f.CompleteHeads(seed); err != nil {
 		return nil, nil, nil, err
 	}
-	have := map[string]bert.Param{}
-	for _, p := range m.Params() {
-		have[p.Name] = p
-	}
-	var fresh []string
-	for _, p := range full.Params() {
-		if q, ok := have[p.Name]; ok {
-			copy(p.T.Data, q.T.Data)
-		} else {
-			fresh = append(fresh, p.Name)
-		}
-	}
-	return full, tok, []string{fmt.Sprintf("%s has no %s: initialised at random", dir, strings.Join(fresh, ", "))}, nil
+	return f.Model, tok, f.Report.Notes[notes:], nil
 }
 
 func maskingName(dc train.DataConfig) string {

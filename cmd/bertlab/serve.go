@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/api"
+	"github.com/bertlab/bertlab/core/engine"
 )
 
 func init() {
@@ -64,8 +65,11 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	}
 	logger := log.New(stderr, "bertlab serve: ", log.LstdFlags)
 	name := filepath.Base(filepath.Clean(*model))
-	h, err := api.New(api.Model{Name: name, Model: f.Model, Tokenizer: f.Tokenizer},
-		api.Options{Static: static, MaxConcurrent: *concurrent, Timeout: *timeout, Log: logger})
+	e, err := engine.New(name, f.Model, f.Tokenizer)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(e, api.Options{Static: static, MaxConcurrent: *concurrent, Timeout: *timeout, Log: logger})
 	if err != nil {
 		return err
 	}

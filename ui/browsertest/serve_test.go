@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/api"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/chromedp"
 )
@@ -73,7 +74,11 @@ func TestServedByBertlab(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := api.New(api.Model{Name: "tiny-random", Model: model.Model, Tokenizer: model.Tok}, api.Options{Static: os.DirFS(dir)})
+	e, err := engine.New("tiny-random", model.Model, model.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(e, api.Options{Static: os.DirFS(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
