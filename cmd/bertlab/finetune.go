@@ -16,9 +16,9 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
 func init() {
@@ -273,9 +273,9 @@ func missing(have, want []string) []string {
 type taskFile struct {
 	task bert.Task
 	path string
-	cls  []tinydata.Example
-	tag  []tinydata.TaggedSentence
-	qa   []train.SQuADExample
+	cls  []dataset.Example
+	tag  []dataset.TaggedSentence
+	qa   []dataset.SQuADExample
 }
 
 // readTaskFile parses a data file in the task's format. A malformed line is fatal: the error
@@ -290,16 +290,16 @@ func readTaskFile(task bert.Task, path string) (*taskFile, error) {
 	var n int
 	switch task {
 	case bert.SequenceClassification:
-		t.cls, err = tinydata.ParseClassification(r)
+		t.cls, err = dataset.ParseClassification(r)
 		n = len(t.cls)
 	case bert.TokenClassification:
-		t.tag, err = tinydata.ParseCoNLL(r)
+		t.tag, err = dataset.ParseCoNLL(r)
 		n = len(t.tag)
 	default:
-		t.qa, err = train.ParseSQuAD(r)
+		t.qa, err = dataset.ParseSQuAD(r)
 		n = len(t.qa)
 	}
-	var pe *tinydata.ParseError
+	var pe *dataset.ParseError
 	switch {
 	case errors.As(err, &pe):
 		return nil, fmt.Errorf("%s:%d: %s (fatal: malformed lines are not skipped)", path, pe.Line, pe.Msg)

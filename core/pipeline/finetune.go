@@ -9,6 +9,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/tinydata"
@@ -259,7 +260,7 @@ func PredictTask(m *bert.TaskModel, tok *tokenizer.Tokenizer, text string, maxLe
 	maxLen = min(max(maxLen, 8), m.Bert.Config.MaxPositionEmbeddings)
 	switch m.Task {
 	case bert.SequenceClassification:
-		d, err := train.NewClassificationData(tok, []tinydata.Example{{Label: m.Labels[0], Text: text}}, m.Labels, maxLen)
+		d, err := train.NewClassificationData(tok, []dataset.Example{{Label: m.Labels[0], Text: text}}, m.Labels, maxLen)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +287,7 @@ func PredictTask(m *bert.TaskModel, tok *tokenizer.Tokenizer, text string, maxLe
 		for i := range tags {
 			tags[i] = m.Labels[0]
 		}
-		d, err := train.NewTaggingData(tok, []tinydata.TaggedSentence{{Tokens: words, Tags: tags}}, m.Labels, maxLen)
+		d, err := train.NewTaggingData(tok, []dataset.TaggedSentence{{Tokens: words, Tags: tags}}, m.Labels, maxLen)
 		if err != nil {
 			return nil, err
 		}

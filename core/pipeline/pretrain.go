@@ -13,6 +13,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/tinydata"
@@ -115,12 +116,14 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range docs {
-			sents = append(sents, d.Sentences)
-		}
+		sents = dataset.Sentences(docs)
 		info.Corpus = "sample"
 	} else {
-		sents = TextDocuments(req.Text)
+		docs, err := dataset.ParseText(req.Text)
+		if err != nil {
+			return nil, fmt.Errorf("the text: %w", err)
+		}
+		sents = dataset.Sentences(docs)
 		info.Corpus = "text"
 	}
 	for _, d := range sents {
@@ -246,27 +249,6 @@ func cmp0(v, def int) int {
 		return def
 	}
 	return v
-}
-
-// TextDocuments splits pasted text into documents (separated by blank lines) of sentences
-// (one per line; spaces trimmed).
-func TextDocuments(text string) [][]string {
-	var docs [][]string
-	var cur []string
-	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			if len(cur) > 0 {
-				docs, cur = append(docs, cur), nil
-			}
-			continue
-		}
-		cur = append(cur, line)
-	}
-	if len(cur) > 0 {
-		docs = append(docs, cur)
-	}
-	return docs
 }
 
 // advanceMLM is Advance for a pre-training run: an evaluation before the first step, every

@@ -287,13 +287,3 @@ func TestPretrainBadRequests(t *testing.T) {
 		t.Errorf("a two-line text: %v", err)
 	}
 }
-
-func TestTextDocuments(t *testing.T) {
-	got := TextDocuments("  One.\r\nTwo.\n\n\n Three. \n")
-	if len(got) != 2 || strings.Join(got[0], "|") != "One.|Two." || strings.Join(got[1], "|") != "Three." {
-		t.Errorf("%q", got)
-	}
-	if len(TextDocuments("\n \n")) != 0 {
-		t.Error("blank text has documents")
-	}
-}

@@ -49,7 +49,7 @@ type PretrainData struct {
 }
 
 // NewPretrainData makes the instances of docs.
-func NewPretrainData(tok *tokenizer.Tokenizer, docs []Document, c DataConfig) (*PretrainData, error) {
+func NewPretrainData(tok *tokenizer.Tokenizer, docs []TokenDocument, c DataConfig) (*PretrainData, error) {
 	if c.DupeFactor < 1 {
 		c.DupeFactor = 1
 	}
