@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/engine"
-	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
 // nativeEngine is the page's Engine over core/engine's, the one the worker marshals for the
@@ -42,6 +44,7 @@ func newNativeEngine(t *testing.T) *nativeEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.Labs = lab.Labs{}
 	return &nativeEngine{e: e, m: m, tok: tok}
 }
 
@@ -88,11 +91,11 @@ func (e *nativeEngine) Steps(text string, layer, token int) (*pipeline.StepsResu
 	return e.e.Steps(text, layer, token)
 }
 
-func (e *nativeEngine) MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error) {
+func (e *nativeEngine) MaskLab(text string, seed int, wholeWord bool) (*engine.MaskLabResult, error) {
 	return e.e.MaskLab(text, uint64(seed), wholeWord)
 }
 
-func (e *nativeEngine) NSPPairs(seed, n int) ([]pipeline.NSPPair, error) {
+func (e *nativeEngine) NSPPairs(seed, n int) ([]engine.NSPPair, error) {
 	return e.e.NSPPairs(uint64(seed), n)
 }
 
@@ -246,7 +249,7 @@ func TestAppStepsAndMaskingLab(t *testing.T) {
 	if a.Lab == nil || len(a.NSP) != NSPCount {
 		t.Fatalf("masking lab: %v, %d pairs", a.Lab, len(a.NSP))
 	}
-	lab, err := pipeline.MaskLab(eng.tok, "The cat sat.", eng.m.Config.MaxPositionEmbeddings, 0, false)
+	lab, err := lab.MaskLab(eng.tok, "The cat sat.", eng.m.Config.MaxPositionEmbeddings, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,25 +30,25 @@ type Engine interface {
 	Attention(text, pair string) ([]pipeline.AttentionResult, error)
 	// Steps walks layer's operations for the token at position token (pipeline.Steps).
 	Steps(text string, layer, token int) (*pipeline.StepsResult, error)
-	// MaskLab masks text as BERT's pre-training does, drawing from seed (pipeline.MaskLab).
-	MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error)
-	// NSPPairs builds n next-sentence instances from the sample corpus (pipeline.NSPPairs).
-	NSPPairs(seed, n int) ([]pipeline.NSPPair, error)
-	// Samples lists the sentences of the sample corpus (pipeline.SampleSentences).
+	// MaskLab masks text as BERT's pre-training does, drawing from seed (lab.MaskLab).
+	MaskLab(text string, seed int, wholeWord bool) (*engine.MaskLabResult, error)
+	// NSPPairs builds n next-sentence instances from the sample corpus (lab.NSPPairs).
+	NSPPairs(seed, n int) ([]engine.NSPPair, error)
+	// Samples lists the sentences of the sample corpus (lab.SampleSentences).
 	Samples() ([]string, error)
 	// Embeddings maps every token of sentences to 2-D at every layer, layer 0 (the embedding
-	// output) first, one PCA per layer (embedmap.Layers).
+	// output) first, one PCA per layer (pipeline.EmbeddingLayers).
 	Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error)
 
-	// TrainStart prepares a training-lab run (pipeline.NewFinetune) on a copy of the loaded
+	// TrainStart prepares a training-lab run (lab.NewFinetune) on a copy of the loaded
 	// model, replacing the previous run.
-	TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error)
+	TrainStart(req engine.FinetuneRequest) (*engine.FinetuneInfo, error)
 	// TrainStep does the run's next step, or its evaluation after an epoch (Finetune.Advance).
 	TrainStep() (*TrainEvents, error)
 	// TrainStop ends the run where it is.
 	TrainStop() (*TrainEvents, error)
 	// TrainPredict runs the run's model on text.
-	TrainPredict(text string) (*pipeline.TaskPrediction, error)
+	TrainPredict(text string) (*engine.TaskPrediction, error)
 	// TrainExport returns the run's model as a zip of its HF folder, and the archive's name.
 	TrainExport() (name string, zip []byte, err error)
 }

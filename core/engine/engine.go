@@ -14,7 +14,6 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/pipeline/embedmap"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 )
@@ -23,11 +22,14 @@ import (
 // NextSentence, Attention, Steps, Embed, Embeddings) only read the model and may run at once;
 // Load and the training lab's methods change the engine and must not run beside anything else.
 type Engine struct {
+	// Labs answers the training lab and the masking lab (package lab's Labs); nil in an engine
+	// that answers inference only, whose lab questions are errors.
+	Labs  Labs
 	name  string
 	model *bert.Model
 	tok   *tokenizer.Tokenizer
 	notes []string
-	run   *pipeline.Finetune // the training lab's run; nil before the first
+	run   Run // the training lab's run; nil before the first
 }
 
 // ErrNoModel is the error of every question asked before a model is loaded.
@@ -182,32 +184,50 @@ func (e *Engine) Embed(texts []string, pooling pipeline.Pooling) (*pipeline.Embe
 }
 
 // Embeddings maps every token of sentences to 2-D at every layer, layer 0 (the embedding
-// output) first, one PCA per layer (embedmap.Layers).
+// output) first, one PCA per layer (pipeline.EmbeddingLayers).
 func (e *Engine) Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
 	}
-	return embedmap.Layers(e.model, e.tok, sentences, opts)
+	return pipeline.EmbeddingLayers(e.model, e.tok, sentences, opts)
 }
 
-// MaskLab masks text as BERT's pre-training does, drawing from seed (pipeline.MaskLab).
-func (e *Engine) MaskLab(text string, seed uint64, wholeWord bool) (*pipeline.MaskLabResult, error) {
+// ErrNoLabs is the error of the lab questions of an engine without Labs.
+var ErrNoLabs = errors.New("the training labs are not part of this engine")
+
+func (e *Engine) labsReady() error {
 	if err := e.ready(); err != nil {
+		return err
+	}
+	if e.Labs == nil {
+		return ErrNoLabs
+	}
+	return nil
+}
+
+// MaskLab masks text as BERT's pre-training does, drawing from seed (Labs.MaskLab).
+func (e *Engine) MaskLab(text string, seed uint64, wholeWord bool) (*MaskLabResult, error) {
+	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	return pipeline.MaskLab(e.tok, text, e.model.Config.MaxPositionEmbeddings, seed, wholeWord)
+	return e.Labs.MaskLab(e.tok, text, e.model.Config.MaxPositionEmbeddings, seed, wholeWord)
 }
 
-// NSPPairs builds n next-sentence instances from the sample corpus (pipeline.NSPPairs).
-func (e *Engine) NSPPairs(seed uint64, n int) ([]pipeline.NSPPair, error) {
-	if err := e.ready(); err != nil {
+// NSPPairs builds n next-sentence instances from the sample corpus (Labs.NSPPairs).
+func (e *Engine) NSPPairs(seed uint64, n int) ([]NSPPair, error) {
+	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	return pipeline.NSPPairs(e.tok, seed, n)
+	return e.Labs.NSPPairs(e.tok, seed, n)
 }
 
-// Samples lists the sentences of the sample corpus (pipeline.SampleSentences).
-func (e *Engine) Samples() ([]string, error) { return pipeline.SampleSentences() }
+// Samples lists the sentences of the sample corpus (Labs.Samples).
+func (e *Engine) Samples() ([]string, error) {
+	if e.Labs == nil {
+		return nil, ErrNoLabs
+	}
+	return e.Labs.Samples()
+}
 
 // TrainEvents is the answer to a training step: what happened, and whether the run has ended.
 type TrainEvents struct {
@@ -217,16 +237,16 @@ type TrainEvents struct {
 
 // TrainStart prepares a training-lab run on a copy of the loaded model (which the other
 // questions keep using), replacing the previous run.
-func (e *Engine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {
-	if err := e.ready(); err != nil {
+func (e *Engine) TrainStart(req FinetuneRequest) (*FinetuneInfo, error) {
+	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	run, err := pipeline.NewFinetune(e.model, e.tok, req)
+	run, err := e.Labs.Start(e.model, e.tok, req)
 	if err != nil {
 		return nil, err
 	}
 	e.run = run
-	return &run.Info, nil
+	return run.Info(), nil
 }
 
 // ErrNoRun is the error of the training lab's questions before TrainStart.
@@ -256,7 +276,7 @@ func (e *Engine) TrainStop() (*TrainEvents, error) {
 }
 
 // TrainPredict runs the run's model on text.
-func (e *Engine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
+func (e *Engine) TrainPredict(text string) (*TaskPrediction, error) {
 	if e.run == nil {
 		return nil, ErrNoRun
 	}
@@ -268,5 +288,5 @@ func (e *Engine) TrainExport() (name string, zip []byte, err error) {
 	if e.run == nil {
 		return "", nil, ErrNoRun
 	}
-	return e.run.Zip()
+	return e.run.Export()
 }

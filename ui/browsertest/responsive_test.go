@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/chromedp/chromedp"
+
+	"github.com/bertlab/bertlab/core/bert"
 )
 
 // probe measures, in the page, how long the page takes to answer a click while the engine

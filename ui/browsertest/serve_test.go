@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/bertlab/bertlab/api"
 	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/chromedp/chromedp"
 )
 
 // encodings records the Content-Encoding of every .wasm answer.

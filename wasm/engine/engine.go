@@ -12,15 +12,15 @@
 //	                                    "special":..., "word_ids":..., "truncated":..., "length": tokens before truncation}
 //	bertlab.attention(text[, pair]) -> {"layers":[pipeline.AttentionResult for layer 0, 1, ...]}
 //	bertlab.steps(text, layer, token) -> pipeline.StepsResult (the walk through one layer)
-//	bertlab.maskLab(text, seed, wholeWord) -> pipeline.MaskLabResult (BERT's 15% masking)
-//	bertlab.nspPairs(seed, n) -> {"pairs":[pipeline.NSPPair ...]} from tinydata web/pretrain.txt
+//	bertlab.maskLab(text, seed, wholeWord) -> engine.MaskLabResult (BERT's 15% masking)
+//	bertlab.nspPairs(seed, n) -> {"pairs":[engine.NSPPair ...]} from tinydata web/pretrain.txt
 //	bertlab.samples() -> {"sentences":[...]} of tinydata web/pretrain.txt
 //	bertlab.embeddings([sentence, ...], hideSpecial) -> {"layers":[pipeline.EmbeddingMapResult for layer 0 (embeddings), 1, ...]}
-//	bertlab.trainStart(requestJSON) -> pipeline.FinetuneInfo (a new training-lab run, pipeline.FinetuneRequest;
+//	bertlab.trainStart(requestJSON) -> engine.FinetuneInfo (a new training-lab run, engine.FinetuneRequest;
 //	                                   task "mlm" pre-trains a tiny BERT from scratch)
 //	bertlab.trainStep() -> {"events":[train.Event ...], "done":bool}: the run's next step (or evaluation)
 //	bertlab.trainStop() -> {"events":[the EventDone]}: ends the run where it is
-//	bertlab.trainPredict(text) -> pipeline.TaskPrediction of the run's model (fill-mask for "mlm")
+//	bertlab.trainPredict(text) -> engine.TaskPrediction of the run's model (fill-mask for "mlm")
 //	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
 //
 // The page asks for one training step at a time, so that between steps the worker reads the
@@ -39,6 +39,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/checkpoint"
 	coreengine "github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -49,7 +50,7 @@ type engine struct {
 // Serve sets up the global `bertlab` object, calls the global bertlabReady (when there is one)
 // and then serves calls until the module is torn down: it never returns.
 func Serve() {
-	e := &engine{e: &coreengine.Engine{}}
+	e := &engine{e: &coreengine.Engine{Labs: lab.Labs{}}}
 	api := js.Global().Get("Object").New()
 	api.Set("load", jsFunc(e.load))
 	api.Set("fillMask", jsFunc(e.fillMask))
@@ -301,7 +302,7 @@ func (e *engine) trainStart(args []js.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var req pipeline.FinetuneRequest
+	var req coreengine.FinetuneRequest
 	if err := json.Unmarshal([]byte(text), &req); err != nil {
 		return nil, fmt.Errorf("trainStart: %w", err)
 	}
