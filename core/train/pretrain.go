@@ -280,3 +280,45 @@ func EvaluateMLM(m *bert.Model, insts []Instance, padID, batchSize int) (MLMMetr
 	r.Perplexity = math.Exp(r.Loss)
 	return r, nil
 }
+
+// MLMEvalConfig are the settings of EvaluateMLMFile.
+type MLMEvalConfig struct {
+	SeqLen    int     // max_seq_length (cut to the model's positions)
+	Seed      uint64  // seed of the instances and masks
+	Batch     int     // sequences per forward pass
+	MaskProb  float64 // share of the tokens predicted
+	WholeWord bool    // mask whole words
+}
+
+// DefaultMLMEval are the settings of `bertlab eval --task mlm` without flags.
+func DefaultMLMEval() MLMEvalConfig {
+	return MLMEvalConfig{SeqLen: 128, Batch: 32, MaskProb: 0.15}
+}
+
+// EvaluateMLMFile measures m's masked LM on a pre-training text file (ReadDocumentsFile):
+// instances of one segment (no sentence task), masked statically by the masking rule from
+// c.Seed, as pre-training masks them, with no cap on the predictions (all positions count
+// alike). It returns the figures and the number of sequences.
+func EvaluateMLMFile(m *bert.Model, tok *tokenizer.Tokenizer, path string, c MLMEvalConfig) (MLMMetrics, int, error) {
+	if m.MLM == nil {
+		return MLMMetrics{}, 0, fmt.Errorf("evaluate: the model has no masked-LM head (cls.predictions)")
+	}
+	S := min(c.SeqLen, m.Config.MaxPositionEmbeddings)
+	docs, err := ReadDocumentsFile(path, tok)
+	if err != nil {
+		return MLMMetrics{}, 0, err
+	}
+	dc := DefaultData(S, c.Seed)
+	dc.Instances = InstanceConfig{MaxSeqLength: S, Task: NoSentenceTask}
+	dc.Masking.Prob, dc.Masking.WholeWord = c.MaskProb, c.WholeWord
+	dc.Masking.MaxPredictions = 0
+	d, err := NewPretrainData(tok, docs, dc)
+	if err != nil {
+		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := EvaluateMLM(m, d.Fixed(), d.PadID, c.Batch)
+	if err != nil {
+		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, len(d.Instances), nil
+}
