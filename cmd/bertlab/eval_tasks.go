@@ -46,7 +46,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		if f.Model == "" {
 			return usageErr("no model folder: pass --model DIR")
 		}
-		data, err := readTaskFile(task, f.Data)
+		data, err := train.ReadTaskFile(task, f.Data)
 		if err != nil {
 			return err
 		}
@@ -59,7 +59,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		}
 		m := fo.Model
 		S := min(*seq, m.Bert.Config.MaxPositionEmbeddings)
-		d, notes, err := data.dataset(fo.Tokenizer, m.Labels, S, qf.config(S))
+		d, notes, err := data.Dataset(fo.Tokenizer, m.Labels, S, qf.config(S))
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Data, err)
 		}
@@ -95,7 +95,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		for _, n := range notes {
 			fmt.Fprintf(stdout, "note: %s\n", n)
 		}
-		fmt.Fprintln(stdout, formatMetrics(metrics))
+		fmt.Fprintln(stdout, metrics.String())
 		return nil
 	}
 }

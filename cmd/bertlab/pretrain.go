@@ -13,12 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/progress"
 )
 
 func init() {
@@ -180,7 +178,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(stderr, p.State.Step, *steps, *logEvery)
+	prog := progress.New(stderr, p.State.Step, *steps, *logEvery)
 	var first, last *train.Event
 	var lastEval *train.Event
 	start := time.Now()
@@ -191,15 +189,15 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 				first = &e
 			}
 			last = &e
-			prog.step(e)
+			prog.Step(e)
 		case train.EventEval:
 			lastEval = &e
-			prog.println(e.String())
+			prog.Println(e.String())
 		case train.EventCheckpoint:
-			prog.println("checkpoint " + e.Checkpoint)
+			prog.Println("checkpoint " + e.Checkpoint)
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		dir, serr := p.SaveCheckpoint()
 		if serr != nil {
@@ -282,58 +280,4 @@ func maskingName(dc train.DataConfig) string {
 		s += " whole-word"
 	}
 	return s
-}
-
-// progress shows training progress: a bar (step, loss, tokens/s, ETA) on a terminal, plain
-// lines every so many steps elsewhere (logs, pipes, tests).
-type progress struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	start int
-	every int
-}
-
-func newProgress(w io.Writer, start, total, every int) *progress {
-	p := &progress{w: w, start: start, every: every}
-	if every <= 0 {
-		p.every = max(1, (total-start)/50)
-	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(total-start,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetWidth(24),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionShowDescriptionAtLineEnd(),
-			progressbar.OptionSetDescription("starting"))
-	}
-	return p
-}
-
-func (p *progress) step(e train.Event) {
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("step %d/%d loss %.4f lr %.2e %.0f tok/s", e.Step, e.TotalSteps, e.Loss, e.LR, e.TokensPerSec))
-		p.bar.Add(1)
-		return
-	}
-	if e.Step%p.every == 0 || e.Step == e.TotalSteps || e.Step == p.start+1 {
-		eta := time.Duration(float64(e.Elapsed) / float64(e.Step-p.start) * float64(e.TotalSteps-e.Step))
-		fmt.Fprintf(p.w, "%s ETA %s\n", e, eta.Round(time.Second))
-	}
-}
-
-func (p *progress) println(s string) {
-	if p.bar != nil {
-		p.bar.Clear()
-	}
-	fmt.Fprintln(p.w, s)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		fmt.Fprintln(p.w)
-	}
 }
