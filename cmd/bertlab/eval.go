@@ -20,7 +20,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/train"
@@ -88,14 +89,7 @@ func cutTaskFlag(args []string) (string, []string, error) {
 	return task, rest, nil
 }
 
-func evalTaskNames() []string {
-	names := make([]string, 0, len(evalTasks))
-	for n := range evalTasks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func evalTaskNames() []string { return slices.Sorted(maps.Keys(evalTasks)) }
 
 func evalUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bertlab eval --task NAME --model DIR --data FILE [--json] [flags]\n\ntasks:")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
@@ -70,15 +69,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 			if err != nil {
 				return err
 			}
-			answers := map[string]string{}
-			for _, p := range preds {
-				answers[p.ID] = p.Text
-			}
-			js, err := json.MarshalIndent(answers, "", "  ")
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(*predictions, append(js, '\n'), 0o644); err != nil {
+			if err := train.WriteSQuADPredictions(*predictions, preds); err != nil {
 				return err
 			}
 		}

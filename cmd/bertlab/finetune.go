@@ -15,6 +15,7 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/human"
 	"github.com/bertlab/bertlab/internal/progress"
 )
 
@@ -171,7 +172,7 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	mc := m.Bert.Config
 	fmt.Fprintf(stdout, "fine-tuning %s (%d layers, hidden %d, %s parameters) on %d examples (%d sequences of at most %d tokens)",
-		task, mc.NumHiddenLayers, mc.HiddenSize, commas(paramCount(m)), td.Examples(), td.Len(), S)
+		task, mc.NumHiddenLayers, mc.HiddenSize, human.Commas(m.NumParams()), td.Examples(), td.Len(), S)
 	if m.Labels != nil {
 		fmt.Fprintf(stdout, ", %d labels", len(m.Labels))
 	}
@@ -219,15 +220,6 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model saved to %s (%s, HF layout)\n", *out, task)
 	return nil
-}
-
-// paramCount is the number of parameters of a task model.
-func paramCount(m *bert.TaskModel) int64 {
-	var n int64
-	for _, p := range m.Params() {
-		n += int64(p.T.Len())
-	}
-	return n
 }
 
 // summarizeNames lists names, or the first few and a count.

@@ -16,6 +16,7 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/human"
 	"github.com/bertlab/bertlab/internal/progress"
 )
 
@@ -121,7 +122,12 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case latest != "":
 		return usageErr("%s already holds checkpoints (%s): pass --resume to continue, or choose another --out", *out, latest)
 	default:
-		if m, tok, notes, err = pretrainModel(*model, *preset, *vocab, *seed); err != nil {
+		if *preset != "" {
+			if _, err := bert.Preset(*preset); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+		if m, tok, notes, err = train.StartModel(*model, *preset, *vocab, *seed); err != nil {
 			return err
 		}
 		switch *posInit {
@@ -171,7 +177,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
 	fmt.Fprintf(stdout, "pre-training %d layers, hidden %d, %s parameters on %d examples an epoch (%d instances of at most %d tokens, %s, %s masking)\n",
-		mc.NumHiddenLayers, mc.HiddenSize, commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, maskingName(dc))
+		mc.NumHiddenLayers, mc.HiddenSize, human.Commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, dc.MaskingName())
 	if *resume {
 		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
 	}
@@ -231,53 +237,4 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model saved to %s (HF layout; checkpoints in %s/%s<step>)\n", *out, *out, train.CheckpointPrefix)
 	return nil
-}
-
-// pretrainModel makes the starting model: a folder's (heads it lacks initialised at random,
-// as transformers does) or a random preset, and its tokenizer.
-func pretrainModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
-	var tok *tokenizer.Tokenizer
-	var err error
-	if vocab != "" {
-		if tok, err = tokenizer.LoadDir(vocab); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if preset != "" {
-		c, err := bert.Preset(preset)
-		if err != nil {
-			return nil, nil, nil, usageErr("%v", err)
-		}
-		c.VocabSize, c.PadTokenID = tok.Vocab().Len(), tok.PadID()
-		m, err := bert.NewRandom(c, bert.AllHeads, seed)
-		return m, tok, nil, err
-	}
-	f, err := loadModel(dir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if tok == nil {
-		if tok = f.Tokenizer; tok == nil {
-			return nil, nil, nil, fmt.Errorf("model folder %s has no vocab.txt: pass --vocab DIR", dir)
-		}
-	}
-	if tok.Vocab().Len() != f.Model.Config.VocabSize {
-		return nil, nil, nil, fmt.Errorf("vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), f.Model.Config.VocabSize)
-	}
-	notes := len(f.Report.Notes)
-	if err := f.CompleteHeads(seed); err != nil {
-		return nil, nil, nil, err
-	}
-	return f.Model, tok, f.Report.Notes[notes:], nil
-}
-
-func maskingName(dc train.DataConfig) string {
-	s := fmt.Sprintf("static ×%d", dc.DupeFactor)
-	if dc.Dynamic {
-		s = "dynamic"
-	}
-	if dc.Masking.WholeWord {
-		s += " whole-word"
-	}
-	return s
 }

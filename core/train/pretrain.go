@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tensor"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
@@ -321,4 +322,47 @@ func EvaluateMLMFile(m *bert.Model, tok *tokenizer.Tokenizer, path string, c MLM
 		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, len(d.Instances), nil
+}
+
+// StartModel makes the model a pre-training run starts from, and its tokenizer: a random model
+// of the preset (bert.Preset) sized for the vocabulary in the folder vocab, or the model folder
+// dir with the heads it lacks initialised at random (checkpoint.Folder.CompleteHeads), its
+// vocabulary replaced by vocab's when vocab is not "". The notes say what was initialised.
+func StartModel(dir, preset, vocab string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
+	var tok *tokenizer.Tokenizer
+	var err error
+	if vocab != "" {
+		if tok, err = tokenizer.LoadDir(vocab); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if preset != "" {
+		if tok == nil {
+			return nil, nil, nil, fmt.Errorf("preset %s: a random model needs a vocabulary", preset)
+		}
+		c, err := bert.Preset(preset)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c.VocabSize, c.PadTokenID = tok.Vocab().Len(), tok.PadID()
+		m, err := bert.NewRandom(c, bert.AllHeads, seed)
+		return m, tok, nil, err
+	}
+	f, err := checkpoint.LoadFolder(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if tok == nil {
+		if tok = f.Tokenizer; tok == nil {
+			return nil, nil, nil, fmt.Errorf("model folder %s has no vocab.txt: pass --vocab DIR", dir)
+		}
+	}
+	if tok.Vocab().Len() != f.Model.Config.VocabSize {
+		return nil, nil, nil, fmt.Errorf("vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), f.Model.Config.VocabSize)
+	}
+	notes := len(f.Report.Notes)
+	if err := f.CompleteHeads(seed); err != nil {
+		return nil, nil, nil, err
+	}
+	return f.Model, tok, f.Report.Notes[notes:], nil
 }

@@ -2,12 +2,14 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
@@ -144,6 +146,20 @@ type QAPrediction struct {
 	ID    string
 	Text  string  // "" when no window gave a valid span
 	Score float64 // start logit + end logit
+}
+
+// WriteSQuADPredictions writes the answers as the SQuAD evaluation script reads them,
+// {id: text}, to path.
+func WriteSQuADPredictions(path string, preds []QAPrediction) error {
+	answers := map[string]string{}
+	for _, p := range preds {
+		answers[p.ID] = p.Text
+	}
+	js, err := json.MarshalIndent(answers, "", "  ")
+	if err != nil {
+		return err
+	}
+	return checkpoint.WriteFileAtomic(path, append(js, '\n'))
 }
 
 // Predict returns the best answer of every example, as run_qa's postprocess_qa_predictions

@@ -16,6 +16,7 @@ import (
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/human"
 )
 
 // Files of a model folder that the model card writes besides the HF files.
@@ -238,7 +239,7 @@ func Write(o Options, stdout io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, checkpoint.WeightsFile, dt, bytesHuman(size), CardFile, LossCurveFile)
+	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, checkpoint.WeightsFile, dt, human.Bytes(size), CardFile, LossCurveFile)
 	if eval != nil {
 		fmt.Fprintf(stdout, "held-out masked LM: top-1 %.4f, top-5 %.4f, perplexity %.2f over %d predictions\n", eval.Accuracy, eval.Top5, eval.Perplexity, eval.N)
 	}
@@ -246,7 +247,7 @@ func Write(o Options, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s -> %s\n", r.Text, predictionList(r.Predictions, false))
 	}
 	if size > MaxShippedWeights {
-		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", checkpoint.WeightsFile, bytesHuman(size), bytesHuman(MaxShippedWeights))
+		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", checkpoint.WeightsFile, human.Bytes(size), human.Bytes(MaxShippedWeights))
 	}
 	return nil
 }
@@ -339,8 +340,8 @@ func (c modelCard) markdown() string {
 	p("| vocabulary | %d WordPiece tokens, lowercased, accents stripped (`bertlab vocab`) |\n", mc.VocabSize)
 	p("| positions | %d (trained on sequences of at most %s tokens) |\n", mc.MaxPositionEmbeddings, orDash(c.Meta["max_seq_length"]))
 	p("| activation, dropout | %s, %g (hidden), %g (attention) |\n", mc.HiddenAct, mc.HiddenDropoutProb, mc.AttentionProbsDropoutProb)
-	p("| parameters | %s |\n", commas(m.NumParams()))
-	p("| weights | `%s`, %s, %s |\n", checkpoint.WeightsFile, c.DType, bytesHuman(c.Size))
+	p("| parameters | %s |\n", human.Commas(m.NumParams()))
+	p("| weights | `%s`, %s, %s |\n", checkpoint.WeightsFile, c.DType, human.Bytes(c.Size))
 	p("| heads | %s |\n\n", strings.Join(m.HeadNames(), ", "))
 	if c.Meta["sentence_task"] == "none" {
 		p("Trained on masked LM only (no next-sentence prediction), so the NSP head, never trained, is\n")
@@ -356,7 +357,7 @@ func (c modelCard) markdown() string {
 	if len(c.Stats) > 0 {
 		p("| file | documents | sentences | WordPiece tokens | [UNK] |\n|---|---:|---:|---:|---:|\n")
 		for _, s := range c.Stats {
-			p("| `%s` | %s | %s | %s | %d |\n", s.Path, commas(int64(s.Docs)), commas(int64(s.Sentences)), commas(int64(s.Tokens)), s.Unk)
+			p("| `%s` | %s | %s | %s | %d |\n", s.Path, human.Commas(int64(s.Docs)), human.Commas(int64(s.Sentences)), human.Commas(int64(s.Tokens)), s.Unk)
 		}
 		p("\n")
 	}
@@ -367,7 +368,7 @@ func (c modelCard) markdown() string {
 	p("## Training\n\n")
 	p("| | |\n|---|---|\n")
 	p("| objective | %s |\n", objective(c.Meta))
-	p("| steps | %s of %s, batch %d sequences |\n", commas(int64(c.State.GlobalStep)), commas(int64(c.State.MaxSteps)), c.State.BatchSize)
+	p("| steps | %s of %s, batch %d sequences |\n", human.Commas(int64(c.State.GlobalStep)), human.Commas(int64(c.State.MaxSteps)), c.State.BatchSize)
 	if len(steps) > 0 {
 		last := steps[len(steps)-1]
 		peak := 0.0
@@ -377,7 +378,7 @@ func (c modelCard) markdown() string {
 				peak, warm = e.LR, e.Step
 			}
 		}
-		p("| tokens seen | %s (%.2f epochs) |\n", commas(last.Tokens), c.State.Epoch)
+		p("| tokens seen | %s (%.2f epochs) |\n", human.Commas(last.Tokens), c.State.Epoch)
 		p("| optimizer | AdamW, peak learning rate %.3g reached at step %d, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", peak, warm)
 		if last.TokensPerSec > 0 {
 			secs := float64(last.Tokens) / last.TokensPerSec
@@ -412,7 +413,7 @@ func (c modelCard) markdown() string {
 		p("every sequence predicted (80%% [MASK], 10%% random, 10%% unchanged):\n\n")
 		p("```\n%s\n```\n\n", c.EvalCmd)
 		p("| top-1 accuracy | top-5 accuracy | perplexity | predictions |\n|---:|---:|---:|---:|\n")
-		p("| %.2f%% | %.2f%% | %.2f | %s |\n\n", 100*c.Eval.Accuracy, 100*c.Eval.Top5, c.Eval.Perplexity, commas(int64(c.Eval.N)))
+		p("| %.2f%% | %.2f%% | %.2f | %s |\n\n", 100*c.Eval.Accuracy, 100*c.Eval.Top5, c.Eval.Perplexity, human.Commas(int64(c.Eval.N)))
 	} else {
 		p("(No held-out evaluation was run for this card.)\n\n")
 	}
@@ -511,30 +512,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// commas writes n with thousands separators: 12,345.
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// bytesHuman writes a size in B, KiB, MiB or GiB.
-func bytesHuman(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
