@@ -75,7 +75,7 @@ type FinetuneRequest struct {
 	// MaxTrain keeps the first MaxTrain training examples (0: all), for short runs.
 	MaxTrain int `json:"max_train,omitempty"`
 
-	// TaskMLM only (see newPretrain). Steps are the optimizer steps of the run (0: Epochs
+	// TaskMLM only (see lab.NewPretrain). Steps are the optimizer steps of the run (0: Epochs
 	// over the corpus).
 	Steps int `json:"steps,omitempty"`
 	// Layers, Hidden and Heads size the new model (0: 2, 64, 2).
