@@ -31,17 +31,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/engine"
 )
-
-// Model is the model the API answers with.
-type Model struct {
-	// Name is what /healthz reports, e.g. the model folder's name.
-	Name      string
-	Model     *bert.Model
-	Tokenizer *tokenizer.Tokenizer
-}
 
 // Options bound the handler's work; zero values take the defaults below.
 type Options struct {
@@ -72,17 +63,19 @@ const (
 
 // Handler serves the API and the static files. It is safe for concurrent use.
 type Handler struct {
-	m      Model
+	e      *engine.Engine
 	opt    Options
 	sem    chan struct{}
 	files  http.Handler
 	routes map[string]route
 }
 
-// New returns the handler for m. m must have a tokenizer; fill-mask also needs the MLM head.
-func New(m Model, opt Options) (*Handler, error) {
-	if m.Model == nil || m.Tokenizer == nil {
-		return nil, errors.New("api: the model and its tokenizer are both needed")
+// New returns the handler answering with e, which must hold a model (engine.Open, engine.New);
+// fill-mask also needs the MLM head. /healthz reports e.Name(). The handler only asks e's
+// inference questions, which may run at once.
+func New(e *engine.Engine, opt Options) (*Handler, error) {
+	if e == nil || e.Model() == nil {
+		return nil, errors.New("api: the engine holds no model")
 	}
 	if opt.MaxBodyBytes <= 0 {
 		opt.MaxBodyBytes = DefaultMaxBodyBytes
@@ -99,7 +92,7 @@ func New(m Model, opt Options) (*Handler, error) {
 	if opt.Log == nil {
 		opt.Log = log.Default()
 	}
-	h := &Handler{m: m, opt: opt, sem: make(chan struct{}, opt.MaxConcurrent)}
+	h := &Handler{e: e, opt: opt, sem: make(chan struct{}, opt.MaxConcurrent)}
 	if opt.Static != nil {
 		h.files = http.FileServerFS(opt.Static)
 	}
@@ -137,7 +130,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			methodNotAllowed(w, "GET, HEAD")
 			return
 		}
-		writeJSON(w, http.StatusOK, Health{OK: true, Model: h.m.Name})
+		writeJSON(w, http.StatusOK, Health{OK: true, Model: h.e.Name()})
 	case path == "/api" || strings.HasPrefix(path, "/api/"):
 		rt, ok := h.routes[path]
 		if !ok {

@@ -8,12 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -22,22 +20,33 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
 // fixture is the random-weight Tiny BERT of the reference fixtures (32 positions, 2 layers,
 // 4 heads, hidden 64, 2,000 tokens).
 const fixture = "../core/bert/testdata/bert-tiny-random"
 
-var loadFixture = sync.OnceValues(func() (Model, error) {
+// testModel is the fixture model: the handler's engine, and the model and tokenizer the tests
+// ask directly for the answers to expect.
+type testModel struct {
+	Model     *bert.Model
+	Tokenizer *tokenizer.Tokenizer
+	e         *engine.Engine
+}
+
+var loadFixture = sync.OnceValues(func() (testModel, error) {
 	f, err := checkpoint.LoadFolder(fixture)
 	if err != nil {
-		return Model{}, err
+		return testModel{}, err
 	}
-	return Model{Name: "bert-tiny-random", Model: f.Model, Tokenizer: f.Tokenizer}, nil
+	e, err := engine.New("bert-tiny-random", f.Model, f.Tokenizer)
+	return testModel{Model: f.Model, Tokenizer: f.Tokenizer, e: e}, err
 })
 
-func fixtureModel(t testing.TB) Model {
+func fixtureModel(t testing.TB) testModel {
 	t.Helper()
 	m, err := loadFixture()
 	if err != nil {
@@ -70,7 +79,7 @@ func newHandler(t testing.TB, opt Options) (*Handler, *logBuffer) {
 	if opt.Log == nil {
 		opt.Log = log.New(logs, "", 0)
 	}
-	h, err := New(fixtureModel(t), opt)
+	h, err := New(fixtureModel(t).e, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +418,11 @@ func TestNoMLMHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Model{Name: "bare", Model: bare, Tokenizer: m.Tokenizer}, Options{Log: log.New(io.Discard, "", 0)})
+	e, err := engine.New("bare", bare, m.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(e, Options{Log: log.New(io.Discard, "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,8 +433,8 @@ func TestNoMLMHead(t *testing.T) {
 	if code, body, _ := do(t, h, http.MethodPost, "/api/embed", `{"texts":["a"]}`); code != http.StatusOK {
 		t.Errorf("embed without the MLM head: %d %s", code, body)
 	}
-	if _, err := New(Model{Model: bare}, Options{}); err == nil {
-		t.Error("New without a tokenizer: no error")
+	if _, err := New(&engine.Engine{}, Options{}); err == nil {
+		t.Error("New with an engine without a model: no error")
 	}
 }
 
@@ -619,99 +632,6 @@ func TestStatic(t *testing.T) {
 	// The API is still there beside the files.
 	if code, body, _ := do(t, h, http.MethodGet, "/healthz", ""); code != 200 {
 		t.Errorf("/healthz with static files: %d %s", code, body)
-	}
-}
-
-// noReaderAt hides the io.ReaderAt of a file system's files.
-type noReaderAt struct{ fsys fstest.MapFS }
-
-func (n noReaderAt) Open(name string) (fs.File, error) {
-	f, err := n.fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return struct{ fs.File }{f}, nil
-}
-
-func TestLoadFS(t *testing.T) {
-	want := fixtureModel(t)
-	files := fstest.MapFS{}
-	for _, name := range []string{"config.json", "model.safetensors", "vocab.txt"} {
-		b, err := os.ReadFile(fixture + "/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[name] = &fstest.MapFile{Data: b}
-	}
-	for _, tc := range []struct {
-		name string
-		fsys fs.FS
-	}{
-		{"os.DirFS", os.DirFS(fixture)},
-		{"MapFS", files},
-		{"no ReaderAt", noReaderAt{files}},
-	} {
-		m, err := LoadFS(tc.fsys, "tiny")
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if m.Name != "tiny" {
-			t.Errorf("%s: name %q", tc.name, m.Name)
-		}
-		got, err := pipeline.FillMask(m.Model, m.Tokenizer, "paris is the [MASK] of france", nil, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exp, _ := pipeline.FillMask(want.Model, want.Tokenizer, "paris is the [MASK] of france", nil, 5)
-		if !jsonEqual(t, got, exp) {
-			t.Errorf("%s: fill-mask %+v, want %+v", tc.name, got, exp)
-		}
-	}
-	// A tokenizer_config.json is read; broken or missing files are errors that name the file.
-	withCfg := fstest.MapFS{}
-	for k, v := range files {
-		withCfg[k] = v
-	}
-	withCfg["tokenizer_config.json"] = &fstest.MapFile{Data: []byte(`{"do_lower_case": false, "model_max_length": 16}`)}
-	m, err := LoadFS(withCfg, "cased")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := m.Tokenizer.Config(); c.DoLowerCase || c.ModelMaxLength != 16 {
-		t.Errorf("tokenizer_config.json not applied: %+v", c)
-	}
-	for _, tc := range []struct {
-		drop, replace, with, says string
-	}{
-		{drop: "config.json", says: "config.json"},
-		{drop: "model.safetensors", says: "model.safetensors"},
-		{drop: "vocab.txt", says: "vocab.txt"},
-		{replace: "config.json", with: `{"hidden_size": 7}`, says: "config.json"},
-		{replace: "model.safetensors", with: "junk", says: "model.safetensors"},
-		{replace: "vocab.txt", with: "a\na\n", says: "vocab.txt"},
-		{replace: "tokenizer_config.json", with: "{", says: "tokenizer_config.json"},
-	} {
-		broken := fstest.MapFS{}
-		for k, v := range files {
-			broken[k] = v
-		}
-		delete(broken, tc.drop)
-		if tc.replace != "" {
-			broken[tc.replace] = &fstest.MapFile{Data: []byte(tc.with)}
-		}
-		_, err := LoadFS(broken, "broken")
-		if err == nil || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "broken") {
-			t.Errorf("drop %q replace %q: error %v, want one naming %s and the model", tc.drop, tc.replace, err, tc.says)
-		}
-	}
-	// A vocabulary larger than the model's is refused.
-	big := fstest.MapFS{}
-	for k, v := range files {
-		big[k] = v
-	}
-	big["vocab.txt"] = &fstest.MapFile{Data: append(append([]byte{}, files["vocab.txt"].Data...), []byte("extra1\nextra2\n")...)}
-	if _, err := LoadFS(big, "big"); err == nil || !strings.Contains(err.Error(), "vocab_size") {
-		t.Errorf("vocab larger than vocab_size: %v", err)
 	}
 }
 

@@ -94,14 +94,14 @@ func (h *Handler) explainRoute(answer func(*explain.Explainer, explain.Request, 
 			}
 			r.TopK = *req.TopK
 		}
-		c := h.m.Model.Config
+		c := h.e.Model().Config
 		if n := c.NumHiddenLayers * c.NumAttentionHeads; len(req.Ablate) > n {
 			return nil, badRequest("%d heads to ablate: the model has %d", len(req.Ablate), n)
 		}
 		if _, err := explain.HeadMask(c, req.Ablate); err != nil {
 			return nil, badRequest("ablate: %v", err)
 		}
-		m, tok := h.m.Model, h.m.Tokenizer
+		m, tok := h.e.Model(), h.e.Tokenizer()
 		e := &explain.Explainer{Model: explain.PreTraining(m), Tok: tok}
 		return func() (any, error) {
 			if r.Method == explain.MethodIG {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/explain"
 )
 
@@ -124,7 +125,11 @@ func TestExplainIGBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Model{Name: "long", Model: m, Tokenizer: fx.Tokenizer}, Options{})
+	e, err := engine.New("long", m, fx.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(e, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

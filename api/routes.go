@@ -76,17 +76,16 @@ func (h *Handler) fillMask(body []byte) (func() (any, error), error) {
 	if k < 1 || k > pipeline.MaxTopK {
 		return nil, badRequest("top_k %d outside [1, %d]", k, pipeline.MaxTopK)
 	}
-	m, tok := h.m.Model, h.m.Tokenizer
-	if m.MLM == nil {
+	if h.e.Model().MLM == nil {
 		return nil, &httpError{http.StatusNotImplemented, "fill-mask is not available: the model has no MLM head (cls.predictions)"}
 	}
 	return func() (any, error) {
-		// FillMask truncates as Encode does here; encoding twice costs little beside the model.
-		enc, err := pipeline.Encode(tok, *req.Text, req.Pair, m.Config.MaxPositionEmbeddings)
+		// FillMask truncates as Tokenize does here; encoding twice costs little beside the model.
+		enc, err := h.e.Tokenize(*req.Text, req.Pair)
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
-		res, err := pipeline.FillMask(m, tok, *req.Text, req.Pair, k)
+		res, err := h.e.FillMask(*req.Text, req.Pair, k)
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
@@ -103,11 +102,11 @@ func (h *Handler) tokenize(body []byte) (func() (any, error), error) {
 		return nil, err
 	}
 	return func() (any, error) {
-		enc, err := pipeline.Encode(h.m.Tokenizer, *req.Text, req.Pair, h.m.Model.Config.MaxPositionEmbeddings)
+		enc, err := h.e.Tokenize(*req.Text, req.Pair)
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
-		return TokenizeResponse{InputIDs: enc.IDs, Tokens: enc.Tokens, TokenTypeIDs: enc.TypeIDs, Offsets: enc.CharOffsets, Truncated: enc.Truncated}, nil
+		return TokenizeResponse{InputIDs: enc.IDs, Tokens: enc.Tokens, TokenTypeIDs: enc.TypeIDs, Offsets: enc.Offsets, Truncated: enc.Truncated}, nil
 	}, nil
 }
 
@@ -123,11 +122,11 @@ func (h *Handler) attention(body []byte) (func() (any, error), error) {
 	if req.Layer != nil {
 		layer = *req.Layer
 	}
-	if L := h.m.Model.Config.NumHiddenLayers; layer < 0 || layer >= L {
+	if L := h.e.Model().Config.NumHiddenLayers; layer < 0 || layer >= L {
 		return nil, badRequest("layer %d outside [0, %d]", layer, L-1)
 	}
 	return func() (any, error) {
-		res, err := pipeline.Attention(h.m.Model, h.m.Tokenizer, *req.Text, req.Pair, layer)
+		res, err := h.e.AttentionLayer(*req.Text, req.Pair, layer)
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}
@@ -151,7 +150,7 @@ func (h *Handler) embed(body []byte) (func() (any, error), error) {
 		return nil, badRequest("%v", err)
 	}
 	return func() (any, error) {
-		res, err := pipeline.Embed(h.m.Model, h.m.Tokenizer, req.Texts, pooling)
+		res, err := h.e.Embed(req.Texts, pooling)
 		if err != nil {
 			return nil, badRequest("%v", err)
 		}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bertlab/bertlab/core/dataset"
 )
 
 // These tests read the committed files from disk (the js/wasm test runner has the package folder
@@ -156,12 +158,12 @@ func TestEmbeddedEqualsDisk(t *testing.T) {
 
 // The files are parsed once for all tests: under js/wasm parsing the 7 MB corpus is slow.
 var (
-	docsCache     = map[string][]Document{}
-	examplesCache = map[string][]Example{}
-	taggedCache   = map[string][]TaggedSentence{}
+	docsCache     = map[string][]dataset.Document{}
+	examplesCache = map[string][]dataset.Example{}
+	taggedCache   = map[string][]dataset.TaggedSentence{}
 )
 
-func readDocs(t *testing.T, name string) []Document {
+func readDocs(t *testing.T, name string) []dataset.Document {
 	t.Helper()
 	if d, ok := docsCache[name]; ok {
 		return d
@@ -171,7 +173,7 @@ func readDocs(t *testing.T, name string) []Document {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	d, err := ParsePretrain(f)
+	d, err := dataset.ParsePretrain(f)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -179,7 +181,7 @@ func readDocs(t *testing.T, name string) []Document {
 	return d
 }
 
-func readExamples(t *testing.T, name string) []Example {
+func readExamples(t *testing.T, name string) []dataset.Example {
 	t.Helper()
 	if e, ok := examplesCache[name]; ok {
 		return e
@@ -189,7 +191,7 @@ func readExamples(t *testing.T, name string) []Example {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	e, err := ParseClassification(f)
+	e, err := dataset.ParseClassification(f)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -197,7 +199,7 @@ func readExamples(t *testing.T, name string) []Example {
 	return e
 }
 
-func readTagged(t *testing.T, name string) []TaggedSentence {
+func readTagged(t *testing.T, name string) []dataset.TaggedSentence {
 	t.Helper()
 	if s, ok := taggedCache[name]; ok {
 		return s
@@ -207,7 +209,7 @@ func readTagged(t *testing.T, name string) []TaggedSentence {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s, err := ParseCoNLL(f)
+	s, err := dataset.ParseCoNLL(f)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -215,9 +217,9 @@ func readTagged(t *testing.T, name string) []TaggedSentence {
 	return s
 }
 
-func docKey(d Document) string          { return strings.Join(d.Sentences, "\n") }
-func exampleKey(e Example) string       { return e.Text + "\t" + e.Pair }
-func taggedKey(s TaggedSentence) string { return strings.Join(s.Tokens, " ") }
+func docKey(d dataset.Document) string          { return strings.Join(d.Sentences, "\n") }
+func exampleKey(e dataset.Example) string       { return e.Text + "\t" + e.Pair }
+func taggedKey(s dataset.TaggedSentence) string { return strings.Join(s.Tokens, " ") }
 
 // disjoint fails if any key occurs in two of the sets, or twice in one.
 func disjoint[T any](t *testing.T, key func(T) string, sets map[string][]T) {
@@ -250,7 +252,7 @@ func subset[T any](t *testing.T, key func(T) string, partName string, part []T, 
 	}
 }
 
-func perLabel(ex []Example) map[string]int {
+func perLabel(ex []dataset.Example) map[string]int {
 	n := map[string]int{}
 	for _, e := range ex {
 		n[e.Label]++
@@ -261,7 +263,7 @@ func perLabel(ex []Example) map[string]int {
 func TestSplits(t *testing.T) {
 	// Pre-training: documents do not repeat across train and held-out; held-out is about 2%.
 	train, heldout := readDocs(t, PretrainTrain), readDocs(t, PretrainHeldout)
-	disjoint(t, docKey, map[string][]Document{PretrainTrain: train, PretrainHeldout: heldout})
+	disjoint(t, docKey, map[string][]dataset.Document{PretrainTrain: train, PretrainHeldout: heldout})
 	if pct := 100 * float64(len(heldout)) / float64(len(train)+len(heldout)); pct < 1.9 || pct > 2.2 {
 		t.Errorf("held-out is %.2f%% of the documents, want 2%%", pct)
 	}
@@ -269,7 +271,7 @@ func TestSplits(t *testing.T) {
 
 	// Sentiment: 80/10/10 of each class, classes balanced in every split, no text in two splits.
 	sTrain, sDev, sTest := readExamples(t, SentimentTrain), readExamples(t, SentimentDev), readExamples(t, SentimentTest)
-	disjoint(t, exampleKey, map[string][]Example{SentimentTrain: sTrain, SentimentDev: sDev, SentimentTest: sTest})
+	disjoint(t, exampleKey, map[string][]dataset.Example{SentimentTrain: sTrain, SentimentDev: sDev, SentimentTest: sTest})
 	for _, l := range SentimentLabels {
 		tr, dv, te := perLabel(sTrain)[l], perLabel(sDev)[l], perLabel(sTest)[l]
 		total := tr + dv + te
@@ -277,7 +279,7 @@ func TestSplits(t *testing.T) {
 			t.Errorf("%s: train/dev/test %d/%d/%d, want 80/10/10", l, tr, dv, te)
 		}
 	}
-	for name, ex := range map[string][]Example{SentimentTrain: sTrain, SentimentDev: sDev, SentimentTest: sTest} {
+	for name, ex := range map[string][]dataset.Example{SentimentTrain: sTrain, SentimentDev: sDev, SentimentTest: sTest} {
 		if n := perLabel(ex); n["negative"] != n["positive"] {
 			t.Errorf("%s is not balanced: %v", name, n)
 		}
@@ -285,7 +287,7 @@ func TestSplits(t *testing.T) {
 	webTrain, webTest := readExamples(t, WebSentimentTrain), readExamples(t, WebSentimentTest)
 	subset(t, exampleKey, WebSentimentTrain, webTrain, SentimentTrain, sTrain)
 	subset(t, exampleKey, WebSentimentTest, webTest, SentimentTest, sTest)
-	for name, ex := range map[string][]Example{WebSentimentTrain: webTrain, WebSentimentTest: webTest} {
+	for name, ex := range map[string][]dataset.Example{WebSentimentTrain: webTrain, WebSentimentTest: webTest} {
 		if n := perLabel(ex); n["negative"] != n["positive"] {
 			t.Errorf("%s is not balanced: %v", name, n)
 		}
@@ -293,7 +295,7 @@ func TestSplits(t *testing.T) {
 
 	// Part of speech: 4000/500/500 sentences, none in two splits, a tag for every token.
 	pTrain, pDev, pTest := readTagged(t, POSTrain), readTagged(t, POSDev), readTagged(t, POSTest)
-	disjoint(t, taggedKey, map[string][]TaggedSentence{POSTrain: pTrain, POSDev: pDev, POSTest: pTest})
+	disjoint(t, taggedKey, map[string][]dataset.TaggedSentence{POSTrain: pTrain, POSDev: pDev, POSTest: pTest})
 	if len(pTrain) != 4000 || len(pDev) != 500 || len(pTest) != 500 {
 		t.Errorf("POS train/dev/test %d/%d/%d sentences, want 4000/500/500", len(pTrain), len(pDev), len(pTest))
 	}

@@ -1,15 +1,11 @@
-// Package tinydata holds bertlab's small datasets and the parsers for their three formats.
+// Package tinydata holds bertlab's small datasets, embedded, and helpers that parse them with
+// core/dataset's parsers (which hold the formats, for files a user brings as well).
 //
 // The data (see SOURCES.md for origin, licence and how each file was made; `make tinydata`
 // rebuilds it) is embedded: in the browser build (GOOS=js) only the small sample under web/ and
 // SOURCES.md, to keep the page small; natively also the full pre-training corpus, sentiment and
-// part-of-speech splits. The parsers read any io.Reader, so the same formats work for files a
-// user brings:
-//
-//   - pre-training text: one sentence a line, a blank line between documents (ParsePretrain);
-//   - classification: label<TAB>text, or label<TAB>a<TAB>b for sentence pairs
-//     (ParseClassification);
-//   - tagging, CoNLL style: token<TAB>tag a line, a blank line after each sentence (ParseCoNLL).
+// part-of-speech splits. Code that only parses data imports core/dataset, not this package, so
+// that it does not link the data.
 package tinydata
 
 import (
@@ -17,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/bertlab/bertlab/core/dataset"
 )
 
 // The files, by path inside FS.
@@ -76,13 +74,13 @@ var fullFiles = map[string]bool{
 }
 
 // LoadDocuments parses an embedded pre-training file, e.g. PretrainTrain or WebPretrain.
-func LoadDocuments(name string) ([]Document, error) {
+func LoadDocuments(name string) ([]dataset.Document, error) {
 	f, err := open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	docs, err := ParsePretrain(f)
+	docs, err := dataset.ParsePretrain(f)
 	if err != nil {
 		return nil, fmt.Errorf("tinydata: %s: %w", name, err)
 	}
@@ -90,13 +88,13 @@ func LoadDocuments(name string) ([]Document, error) {
 }
 
 // LoadClassification parses an embedded classification file, e.g. SentimentTrain.
-func LoadClassification(name string) ([]Example, error) {
+func LoadClassification(name string) ([]dataset.Example, error) {
 	f, err := open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ex, err := ParseClassification(f)
+	ex, err := dataset.ParseClassification(f)
 	if err != nil {
 		return nil, fmt.Errorf("tinydata: %s: %w", name, err)
 	}
@@ -104,13 +102,13 @@ func LoadClassification(name string) ([]Example, error) {
 }
 
 // LoadTagged parses an embedded CoNLL file, e.g. POSTrain.
-func LoadTagged(name string) ([]TaggedSentence, error) {
+func LoadTagged(name string) ([]dataset.TaggedSentence, error) {
 	f, err := open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	s, err := ParseCoNLL(f)
+	s, err := dataset.ParseCoNLL(f)
 	if err != nil {
 		return nil, fmt.Errorf("tinydata: %s: %w", name, err)
 	}

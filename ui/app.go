@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/vugu/vugu"
+
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // DefaultTopK is how many predictions the page shows for each mask.
@@ -108,10 +110,10 @@ type App struct {
 	WholeWord bool
 	Sample    int
 	Samples   []string // tinydata web/pretrain.txt, one sentence each
-	Lab       *pipeline.MaskLabResult
+	Lab       *engine.MaskLabResult
 	labKey    string
 	labReq    int
-	NSP       []pipeline.NSPPair
+	NSP       []engine.NSPPair
 	nspKey    string // the seed NSP is for; "" before any
 	nspReq    int
 

@@ -7,19 +7,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/pipeline/embedmap"
-	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
-// nativeEngine answers as the engine wasm does, natively: the page's logic without a browser.
+// nativeEngine is the page's Engine over core/engine's, the one the worker marshals for the
+// page: the page's logic without a browser.
 type nativeEngine struct {
-	m   *bert.Model
+	e   *engine.Engine
+	m   *bert.Model // e's model and tokenizer, which tests ask directly for the answers to expect
 	tok *tokenizer.Tokenizer
-	ft  *pipeline.Finetune // the training lab's run
 }
 
 func newNativeEngine(t *testing.T) *nativeEngine {
@@ -37,7 +40,12 @@ func newNativeEngine(t *testing.T) *nativeEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &nativeEngine{m: m, tok: tok}
+	e, err := engine.New("tiny", m, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Labs = lab.Labs{}
+	return &nativeEngine{e: e, m: m, tok: tok}
 }
 
 func (e *nativeEngine) Models() (*ModelIndex, error) {
@@ -45,8 +53,9 @@ func (e *nativeEngine) Models() (*ModelIndex, error) {
 }
 
 func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
-	info := &ModelInfo{Parameters: e.m.NumParams(), Heads: e.m.HeadNames()}
-	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = e.m.Config.NumHiddenLayers, e.m.Config.NumAttentionHeads
+	got := e.e.Info()
+	info := &ModelInfo{Parameters: got.Parameters, Heads: got.Heads}
+	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = got.Config.NumHiddenLayers, got.Config.NumAttentionHeads
 	return info, nil
 }
 
@@ -63,53 +72,37 @@ func pairOf(pair string) *string {
 }
 
 func (e *nativeEngine) Tokenize(text, pair string) (*Tokens, error) {
-	enc, err := pipeline.Encode(e.tok, text, pairOf(pair), e.m.Config.MaxPositionEmbeddings)
-	if err != nil {
-		return nil, err
-	}
-	length, err := pipeline.FullLength(e.tok, text, pairOf(pair))
-	if err != nil {
-		return nil, err
-	}
-	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, TypeIDs: enc.TypeIDs, Offsets: enc.CharOffsets, Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated, Length: length}, nil
+	return e.e.Tokenize(text, pairOf(pair))
 }
 
 func (e *nativeEngine) FillMask(text, pair string, k int) (*pipeline.FillMaskResult, error) {
-	return pipeline.FillMask(e.m, e.tok, text, pairOf(pair), k)
+	return e.e.FillMask(text, pairOf(pair), k)
 }
 
 func (e *nativeEngine) NextSentence(text, pair string) (*pipeline.NSPResult, error) {
-	return pipeline.NextSentence(e.m, e.tok, text, pair)
+	return e.e.NextSentence(text, pair)
 }
 
 func (e *nativeEngine) Attention(text, pair string) ([]pipeline.AttentionResult, error) {
-	var res []pipeline.AttentionResult
-	for l := range e.m.Config.NumHiddenLayers {
-		r, err := pipeline.Attention(e.m, e.tok, text, pairOf(pair), l)
-		if err != nil {
-			return nil, err
-		}
-		res = append(res, *r)
-	}
-	return res, nil
+	return e.e.Attention(text, pairOf(pair))
 }
 
 func (e *nativeEngine) Steps(text string, layer, token int) (*pipeline.StepsResult, error) {
-	return pipeline.Steps(e.m, e.tok, text, nil, layer, token)
+	return e.e.Steps(text, layer, token)
 }
 
-func (e *nativeEngine) MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error) {
-	return pipeline.MaskLab(e.tok, text, e.m.Config.MaxPositionEmbeddings, uint64(seed), wholeWord)
+func (e *nativeEngine) MaskLab(text string, seed int, wholeWord bool) (*engine.MaskLabResult, error) {
+	return e.e.MaskLab(text, uint64(seed), wholeWord)
 }
 
-func (e *nativeEngine) NSPPairs(seed, n int) ([]pipeline.NSPPair, error) {
-	return pipeline.NSPPairs(e.tok, uint64(seed), n)
+func (e *nativeEngine) NSPPairs(seed, n int) ([]engine.NSPPair, error) {
+	return e.e.NSPPairs(uint64(seed), n)
 }
 
-func (e *nativeEngine) Samples() ([]string, error) { return pipeline.SampleSentences() }
+func (e *nativeEngine) Samples() ([]string, error) { return e.e.Samples() }
 
 func (e *nativeEngine) Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error) {
-	return embedmap.Layers(e.m, e.tok, sentences, opts)
+	return e.e.Embeddings(sentences, opts)
 }
 
 func wordTexts(a *App) []string {
@@ -256,7 +249,7 @@ func TestAppStepsAndMaskingLab(t *testing.T) {
 	if a.Lab == nil || len(a.NSP) != NSPCount {
 		t.Fatalf("masking lab: %v, %d pairs", a.Lab, len(a.NSP))
 	}
-	lab, err := pipeline.MaskLab(eng.tok, "The cat sat.", eng.m.Config.MaxPositionEmbeddings, 0, false)
+	lab, err := lab.MaskLab(eng.tok, "The cat sat.", eng.m.Config.MaxPositionEmbeddings, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // EmbeddingsView is "Embeddings": every token of a few sentences as a dot, its hidden state at
-// one layer projected to 2-D by a PCA of that layer (embedmap.Layers), drawn on a
+// one layer projected to 2-D by a PCA of that layer (pipeline.EmbeddingLayers), drawn on a
 // canvas from Go.
 type EmbeddingsView struct {
 	App *App

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/pipeline/embedmap"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 func TestEmbeddingsRoute(t *testing.T) {
@@ -53,7 +53,7 @@ func TestEmbeddingsApp(t *testing.T) {
 	if !slices.Equal(a.Emb.Sentences, DefaultEmbSentences) || a.Emb.Word != DefaultEmbWord || len(a.Emb.Maps) != L+1 {
 		t.Fatalf("defaults: %q word %q, %d maps", a.Emb.Sentences, a.Emb.Word, len(a.Emb.Maps))
 	}
-	want, err := embedmap.Layers(eng.m, eng.tok, DefaultEmbSentences, pipeline.EmbeddingMapOptions{})
+	want, err := pipeline.EmbeddingLayers(eng.m, eng.tok, DefaultEmbSentences, pipeline.EmbeddingMapOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

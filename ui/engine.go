@@ -1,13 +1,13 @@
 // Package ui is the bertlab page: vugu components, one file pair per view. The components hold
-// no model math: every number they show comes from an Engine (in the browser, the engine wasm in
-// a Web Worker; in tests, the same pipeline run natively).
+// no model math: every number they show comes from an Engine (in the browser, core/engine in the
+// engine wasm in a Web Worker; in tests, the same core/engine run natively).
 package ui
 
 //go:generate go tool vugugen -s -skip-go-mod -skip-main
 
 import (
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/train"
 )
 
 // Engine is what the page asks for numbers. Its methods block until the answer comes, so the
@@ -30,35 +30,32 @@ type Engine interface {
 	Attention(text, pair string) ([]pipeline.AttentionResult, error)
 	// Steps walks layer's operations for the token at position token (pipeline.Steps).
 	Steps(text string, layer, token int) (*pipeline.StepsResult, error)
-	// MaskLab masks text as BERT's pre-training does, drawing from seed (pipeline.MaskLab).
-	MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error)
-	// NSPPairs builds n next-sentence instances from the sample corpus (pipeline.NSPPairs).
-	NSPPairs(seed, n int) ([]pipeline.NSPPair, error)
-	// Samples lists the sentences of the sample corpus (pipeline.SampleSentences).
+	// MaskLab masks text as BERT's pre-training does, drawing from seed (lab.MaskLab).
+	MaskLab(text string, seed int, wholeWord bool) (*engine.MaskLabResult, error)
+	// NSPPairs builds n next-sentence instances from the sample corpus (lab.NSPPairs).
+	NSPPairs(seed, n int) ([]engine.NSPPair, error)
+	// Samples lists the sentences of the sample corpus (lab.SampleSentences).
 	Samples() ([]string, error)
 	// Embeddings maps every token of sentences to 2-D at every layer, layer 0 (the embedding
-	// output) first, one PCA per layer (embedmap.Layers).
+	// output) first, one PCA per layer (pipeline.EmbeddingLayers).
 	Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error)
 
-	// TrainStart prepares a training-lab run (pipeline.NewFinetune) on a copy of the loaded
+	// TrainStart prepares a training-lab run (lab.NewFinetune) on a copy of the loaded
 	// model, replacing the previous run.
-	TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error)
+	TrainStart(req engine.FinetuneRequest) (*engine.FinetuneInfo, error)
 	// TrainStep does the run's next step, or its evaluation after an epoch (Finetune.Advance).
 	TrainStep() (*TrainEvents, error)
 	// TrainStop ends the run where it is.
 	TrainStop() (*TrainEvents, error)
 	// TrainPredict runs the run's model on text.
-	TrainPredict(text string) (*pipeline.TaskPrediction, error)
+	TrainPredict(text string) (*engine.TaskPrediction, error)
 	// TrainExport returns the run's model as a zip of its HF folder, and the archive's name.
 	TrainExport() (name string, zip []byte, err error)
 }
 
 // TrainEvents is the engine's answer to a training step: what happened, and whether the run
 // has ended.
-type TrainEvents struct {
-	Events []train.Event `json:"events"`
-	Done   bool          `json:"done"`
-}
+type TrainEvents = engine.TrainEvents
 
 // ModelIndex is assets/models/index.json.
 type ModelIndex struct {
@@ -97,15 +94,4 @@ type ModelInfo struct {
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.
-type Tokens struct {
-	IDs     []int    `json:"input_ids"`
-	Tokens  []string `json:"tokens"`
-	TypeIDs []int    `json:"token_type_ids"` // 0: [CLS], sentence A, [SEP]; 1: sentence B, [SEP]
-	Offsets [][2]int `json:"offsets"`        // code point spans into the text; [0,0] for added tokens
-	Special []bool   `json:"special"`
-	WordIDs []int    `json:"word_ids"` // -1 for added special tokens
-	// Truncated reports that the text is longer than the model's positions.
-	Truncated bool `json:"truncated"`
-	// Length is the number of tokens before truncation ([CLS] and [SEP] included).
-	Length int `json:"length"`
-}
+type Tokens = engine.Tokens

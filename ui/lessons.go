@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -125,7 +126,7 @@ var Lessons = []Lesson{
 		},
 		Highlight: []string{".labcontrols", `[data-role="masked"]`},
 		Task:      `Find a seed where one of the chosen tokens is replaced by a <b>random</b> token (the 10% case, pink) rather than by [MASK].`,
-		Goal:      pipeline.KindRandom,
+		Goal:      engine.KindRandom,
 		check:     checkMaskKind,
 	},
 	{
@@ -142,7 +143,7 @@ var Lessons = []Lesson{
 	},
 	{
 		Title: "Fine-tuning",
-		Start: Route{View: ViewTrain, Task: pipeline.TaskSentiment},
+		Start: Route{View: ViewTrain, Task: engine.TaskSentiment},
 		Text: []string{
 			`Pre-training gives general vectors; <b>fine-tuning</b> adapts the whole model to one task with a few labelled examples. For sentiment, a new layer reads the final <code>[CLS]</code> vector and gives two scores, positive and negative; every weight of the model is then trained on labelled sentences with a small learning rate.`,
 			`Press Train: the engine trains in the background, one step at a time. The first curve is the training loss (it should fall); after every epoch (one pass over the training sentences) the second curve shows the accuracy on test sentences the model never trains on. Change the epochs or the learning rate and train again.`,
@@ -575,7 +576,7 @@ func checkMaskKind(a *App, goal string) Check {
 		count[k]++
 	}
 	msg := fmt.Sprintf("Seed %d: %d tokens chosen: %d [MASK], %d random, %d unchanged.", lab.Seed, len(lab.Chosen),
-		count[pipeline.KindMask], count[pipeline.KindRandom], count[pipeline.KindSame])
+		count[engine.KindMask], count[engine.KindRandom], count[engine.KindSame])
 	return Check{Done: count[goal] > 0, Msg: msg}
 }
 
@@ -607,7 +608,7 @@ func checkAccuracy(a *App, goal string) Check {
 		g = 0.7
 	}
 	l := &a.Training
-	if l.Task != pipeline.TaskSentiment {
+	if l.Task != engine.TaskSentiment {
 		return Check{Msg: "Choose the sentiment task."}
 	}
 	if len(l.Evals) == 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/train"
 )
@@ -183,7 +184,7 @@ func TestTaskChecks(t *testing.T) {
 	}
 	trainApp := func(goal string, acc ...float64) *App {
 		a := &App{Loaded: true, Lesson: 8, Goal: goal}
-		a.Training.Task = pipeline.TaskSentiment
+		a.Training.Task = engine.TaskSentiment
 		for i, x := range acc {
 			a.Training.Evals = append(a.Training.Evals, train.Event{Epoch: float64(i + 1), Metrics: map[string]float64{"accuracy": x}})
 		}

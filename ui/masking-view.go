@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/engine"
 )
 
 // MaskingView is the "Masking lab": a text masked the BERT way with a seed, and next-sentence
@@ -39,9 +39,9 @@ func (c *MaskingView) kind(i int) string {
 // tokClass colours a token by what masking did to it; the original row marks the chosen ones.
 func (c *MaskingView) tokClass(i int, shown bool) string {
 	switch k := c.kind(i); {
-	case k == pipeline.KindSpecial:
+	case k == engine.KindSpecial:
 		return "ltok special"
-	case k == pipeline.KindKept:
+	case k == engine.KindKept:
 		return "ltok"
 	case shown:
 		return "ltok k-" + k
@@ -53,13 +53,13 @@ func (c *MaskingView) tokClass(i int, shown bool) string {
 func (c *MaskingView) kindTitle(i int) string {
 	l := c.App.Lab
 	switch c.kind(i) {
-	case pipeline.KindMask:
+	case engine.KindMask:
 		return "chosen: “" + l.Tokens[i] + "” became [MASK]; the model must predict it"
-	case pipeline.KindRandom:
+	case engine.KindRandom:
 		return "chosen: “" + l.Tokens[i] + "” became a random token; the model must predict the original"
-	case pipeline.KindSame:
+	case engine.KindSame:
 		return "chosen, left unchanged: the model must still predict it"
-	case pipeline.KindSpecial:
+	case engine.KindSpecial:
 		return "special token: never chosen"
 	}
 	return "not chosen: no prediction here"
@@ -72,7 +72,7 @@ func (c *MaskingView) stats() string {
 		n[l.Kinds[i]]++
 	}
 	return fmt.Sprintf("%d maskable tokens → 15%% rounds to %d chosen (positions %v): %d [MASK], %d random, %d unchanged. Seed %d%s.",
-		l.Maskable, l.NumToPredict, l.Chosen, n[pipeline.KindMask], n[pipeline.KindRandom], n[pipeline.KindSame], l.Seed, wholeNote(l.WholeWord))
+		l.Maskable, l.NumToPredict, l.Chosen, n[engine.KindMask], n[engine.KindRandom], n[engine.KindSame], l.Seed, wholeNote(l.WholeWord))
 }
 
 func wholeNote(ww bool) string {

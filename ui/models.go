@@ -128,24 +128,13 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 	return nil, errors.New(msg)
 }
 
-// EstimateParams counts the parameters of a BERT with config c (embeddings, encoder, pooler
-// and the pre-training heads, the decoder tied to the word embeddings).
-func EstimateParams(c bert.Config) int64 {
-	V, H, I, L := int64(c.VocabSize), int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumHiddenLayers)
-	P, T := int64(c.MaxPositionEmbeddings), int64(c.TypeVocabSize)
-	emb := (V+P+T)*H + 2*H
-	layer := 4*(H*H+H) + 2*H + H*I + I + I*H + H + 2*H
-	heads := (H*H + H) + (H*H + H + 2*H + V) + (2*H + 2)
-	return emb + L*layer + heads
-}
-
 // CheckModelSize reads config.json's sizes and refuses a model too large for the browser.
 func CheckModelSize(config []byte) (bert.Config, int64, error) {
 	c, err := bert.ParseConfig(config)
 	if err != nil {
 		return c, 0, fmt.Errorf("config.json: %w", err)
 	}
-	n := EstimateParams(c)
+	n := c.ParamCount(bert.AllHeads) // a page model has every head; tied embeddings counted once
 	if float64(n)*4 > MaxBrowserWeights {
 		return c, n, fmt.Errorf("config.json describes %s parameters, about %s of float32 weights: too large for the browser, which can load at most %s (a WebAssembly page has 4 GiB of memory and a load briefly holds the weights twice). Use the bertlab command line for this model.",
 			humanCount(n), humanBytes(float64(n)*4), humanBytes(MaxBrowserWeights))

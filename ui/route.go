@@ -50,7 +50,7 @@ type Route struct {
 	Seed      int
 	WholeWord bool
 	Sample    int
-	// Training lab: the task (pipeline.TaskSentiment or TaskPOS) and its settings; zero values
+	// Training lab: the task (engine.TaskSentiment or TaskPOS) and its settings; zero values
 	// take the defaults (see TrainDefaults).
 	Task   string
 	Epochs int

@@ -5,13 +5,14 @@ import (
 	"math"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/train"
 )
 
 // The training lab's defaults: a few epochs at a rate small models learn at.
 const (
-	DefaultTask   = pipeline.TaskSentiment
+	DefaultTask   = engine.TaskSentiment
 	DefaultEpochs = 3
 	DefaultLR     = 1e-4
 	DefaultBatch  = 16
@@ -44,9 +45,9 @@ const (
 
 // TrainTasks are the tasks the lab offers, with their titles.
 var TrainTasks = []struct{ ID, Title string }{
-	{pipeline.TaskSentiment, "Sentiment (positive / negative)"},
-	{pipeline.TaskPOS, "Part of speech (tag each word)"},
-	{pipeline.TaskMLM, "Pre-train a tiny BERT (masked LM)"},
+	{engine.TaskSentiment, "Sentiment (positive / negative)"},
+	{engine.TaskPOS, "Part of speech (tag each word)"},
+	{engine.TaskMLM, "Pre-train a tiny BERT (masked LM)"},
 }
 
 // TrainLab is the training lab's state: the settings (in the URL), the run the engine's worker
@@ -56,8 +57,8 @@ type TrainLab struct {
 	Epochs int
 	LR     float64
 	Batch  int
-	// Pre-training (Task pipeline.TaskMLM): optimizer steps, the new model's hidden size, the
-	// vocabulary (pipeline.VocabCorpus or VocabModel) and the corpus: the sample, or the
+	// Pre-training (Task engine.TaskMLM): optimizer steps, the new model's hidden size, the
+	// vocabulary (engine.VocabCorpus or VocabModel) and the corpus: the sample, or the
 	// user's text when UseText.
 	MLMSteps   int
 	Hidden     int
@@ -68,7 +69,7 @@ type TrainLab struct {
 	VocabOpen bool
 
 	State string
-	Info  *pipeline.FinetuneInfo
+	Info  *engine.FinetuneInfo
 	Steps []train.Event // every optimizer step, in order
 	Evals []train.Event // the test-set evaluation after every epoch
 	Final *train.Event  // the end of the run
@@ -81,7 +82,7 @@ type TrainLab struct {
 	Stepping bool
 
 	TryText string
-	Pred    *pipeline.TaskPrediction
+	Pred    *engine.TaskPrediction
 	tryReq  int
 	// Downloaded counts the archives handed out (tests read it).
 	Downloaded int
@@ -90,7 +91,7 @@ type TrainLab struct {
 func (l *TrainLab) setSettings(r Route) {
 	l.Task, l.Epochs, l.LR, l.Batch = r.Task, r.Epochs, r.LR, r.Batch
 	l.MLMSteps, l.Hidden, l.Vocab = r.Steps, r.Hidden, r.MLMVocab
-	if l.Task != pipeline.TaskSentiment && l.Task != pipeline.TaskPOS && l.Task != pipeline.TaskMLM {
+	if l.Task != engine.TaskSentiment && l.Task != engine.TaskPOS && l.Task != engine.TaskMLM {
 		l.Task = DefaultTask
 	}
 	if l.Epochs <= 0 {
@@ -102,12 +103,12 @@ func (l *TrainLab) setSettings(r Route) {
 	if l.MLMSteps <= 0 {
 		l.MLMSteps = DefaultMLMSteps
 	}
-	l.MLMSteps = min(l.MLMSteps, pipeline.MLMMaxSteps)
+	l.MLMSteps = min(l.MLMSteps, lab.MLMMaxSteps)
 	if l.Hidden != 64 && l.Hidden != 128 {
 		l.Hidden = DefaultMLMHidden
 	}
-	if l.Vocab != pipeline.VocabModel {
-		l.Vocab = pipeline.VocabCorpus
+	if l.Vocab != engine.VocabModel {
+		l.Vocab = engine.VocabCorpus
 	}
 	if l.Batch <= 0 {
 		l.Batch = DefaultBatch
@@ -119,7 +120,7 @@ func (l *TrainLab) setSettings(r Route) {
 }
 
 // IsMLM reports whether the lab pre-trains rather than fine-tunes.
-func (l *TrainLab) IsMLM() bool { return l.Task == pipeline.TaskMLM }
+func (l *TrainLab) IsMLM() bool { return l.Task == engine.TaskMLM }
 
 func (l *TrainLab) defaultLR() float64 {
 	if l.IsMLM() {
@@ -135,7 +136,7 @@ func (l *TrainLab) route(r *Route) {
 		return
 	}
 	r.Steps, r.Hidden = l.MLMSteps, l.Hidden
-	if l.Vocab == pipeline.VocabModel {
+	if l.Vocab == engine.VocabModel {
 		r.MLMVocab = l.Vocab
 	}
 }
@@ -226,7 +227,7 @@ func (a *App) TrainStart() {
 	run := l.run
 	l.State, l.Info, l.Steps, l.Evals, l.Final, l.Err, l.Pred = TrainRunning, nil, nil, nil, nil, "", nil
 	l.gen++
-	req := pipeline.FinetuneRequest{Task: l.Task, Epochs: l.Epochs, LR: l.LR, BatchSize: l.Batch, Seed: 1}
+	req := engine.FinetuneRequest{Task: l.Task, Epochs: l.Epochs, LR: l.LR, BatchSize: l.Batch, Seed: 1}
 	if l.IsMLM() {
 		req.Steps, req.Layers, req.Hidden, req.Heads, req.Vocab = l.MLMSteps, 2, l.Hidden, 2, l.Vocab
 		if l.UseText {

@@ -3,53 +3,37 @@ package ui
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/train"
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/staticrender"
+
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 )
 
 // The training lab's engine functions, natively, as wasm/engine answers them.
 
-func (e *nativeEngine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {
-	ft, err := pipeline.NewFinetune(e.m, e.tok, req)
-	if err != nil {
-		return nil, err
-	}
-	e.ft = ft
-	return &ft.Info, nil
+func (e *nativeEngine) TrainStart(req engine.FinetuneRequest) (*engine.FinetuneInfo, error) {
+	return e.e.TrainStart(req)
 }
 
 func (e *nativeEngine) TrainStep() (*TrainEvents, error) {
-	if e.ft == nil {
-		return nil, fmt.Errorf("no run")
-	}
-	evs, err := e.ft.Advance(context.Background())
-	return &TrainEvents{Events: evs, Done: e.ft.Done()}, err
+	return e.e.TrainStep(context.Background())
 }
 
-func (e *nativeEngine) TrainStop() (*TrainEvents, error) {
-	if e.ft == nil {
-		return nil, fmt.Errorf("no run")
-	}
-	return &TrainEvents{Events: []train.Event{e.ft.Stop()}, Done: true}, nil
+func (e *nativeEngine) TrainStop() (*TrainEvents, error) { return e.e.TrainStop() }
+
+func (e *nativeEngine) TrainPredict(text string) (*engine.TaskPrediction, error) {
+	return e.e.TrainPredict(text)
 }
 
-func (e *nativeEngine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
-	return e.ft.Predict(text)
-}
-
-func (e *nativeEngine) TrainExport() (string, []byte, error) {
-	return e.ft.Zip()
-}
+func (e *nativeEngine) TrainExport() (string, []byte, error) { return e.e.TrainExport() }
 
 func TestTrainRouteRoundTrip(t *testing.T) {
-	r := Route{View: ViewTrain, Text: "a b", Task: pipeline.TaskPOS, Epochs: 4, LR: 3e-5, Batch: 8}
+	r := Route{View: ViewTrain, Text: "a b", Task: engine.TaskPOS, Epochs: 4, LR: 3e-5, Batch: 8}
 	got, ok := ParseRoute(r.Hash())
 	if !ok || got.View != ViewTrain || got.Task != r.Task || got.Epochs != 4 || got.LR != 3e-5 || got.Batch != 8 || got.Text != "a b" {
 		t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
@@ -66,13 +50,13 @@ func TestTrainLab(t *testing.T) {
 	var hash string
 	a := &App{Eng: eng, OnRoute: func(h string) { hash = h }}
 	a.Start(ParseRoute("#train?text=x&task=pos&epochs=1&lr=0.001&bs=128"))
-	if a.View != ViewTrain || a.Training.Task != pipeline.TaskPOS || a.Training.Epochs != 1 || a.Training.LR != 1e-3 || a.Training.Batch != 128 {
+	if a.View != ViewTrain || a.Training.Task != engine.TaskPOS || a.Training.Epochs != 1 || a.Training.LR != 1e-3 || a.Training.Batch != 128 {
 		t.Fatalf("route: view %q, %+v", a.View, a.Training)
 	}
 	if !strings.Contains(hash, "task=pos&epochs=1&lr=0.001&bs=128") {
 		t.Errorf("hash %q", hash)
 	}
-	a.SetTrainTask(pipeline.TaskSentiment)
+	a.SetTrainTask(engine.TaskSentiment)
 	a.SetBatch("100")
 	if !strings.HasSuffix(hash, "#train?text=x&task=sentiment&epochs=1&lr=0.001&bs=100") {
 		t.Errorf("hash after the form: %q", hash)
@@ -121,8 +105,8 @@ func TestTrainLab(t *testing.T) {
 // the route carries steps, size and vocabulary, the run ends, "try it" fills the mask and the
 // download is the BertForMaskedLM folder.
 func TestPretrainLabNative(t *testing.T) {
-	r := Route{View: ViewTrain, Text: "x", Task: pipeline.TaskMLM, LR: 5e-3, Batch: 8, Steps: 12, Hidden: 128, MLMVocab: pipeline.VocabModel}
-	if got, _ := ParseRoute(r.Hash()); got.Steps != 12 || got.Hidden != 128 || got.MLMVocab != pipeline.VocabModel || got.Task != pipeline.TaskMLM {
+	r := Route{View: ViewTrain, Text: "x", Task: engine.TaskMLM, LR: 5e-3, Batch: 8, Steps: 12, Hidden: 128, MLMVocab: engine.VocabModel}
+	if got, _ := ParseRoute(r.Hash()); got.Steps != 12 || got.Hidden != 128 || got.MLMVocab != engine.VocabModel || got.Task != engine.TaskMLM {
 		t.Errorf("%q -> %+v", r.Hash(), got)
 	}
 
@@ -134,8 +118,8 @@ func TestPretrainLabNative(t *testing.T) {
 	if l.LR != DefaultLR {
 		t.Fatalf("fine-tuning's learning rate %v", l.LR)
 	}
-	a.SetTrainTask(pipeline.TaskMLM)
-	if l.LR != DefaultMLMLR || l.MLMSteps != DefaultMLMSteps || l.Hidden != DefaultMLMHidden || l.Vocab != pipeline.VocabCorpus {
+	a.SetTrainTask(engine.TaskMLM)
+	if l.LR != DefaultMLMLR || l.MLMSteps != DefaultMLMSteps || l.Hidden != DefaultMLMHidden || l.Vocab != engine.VocabCorpus {
 		t.Errorf("pre-training defaults: %+v", l)
 	}
 	a.SetMLMSteps("12")
@@ -154,7 +138,7 @@ func TestPretrainLabNative(t *testing.T) {
 	if l.Err != "" || l.State != TrainDone || l.Info == nil || l.Info.MLM == nil {
 		t.Fatalf("run: state %s, err %q", l.State, l.Err)
 	}
-	if len(l.Steps) != 12 || len(l.Evals) != 13 || l.Final == nil || l.Info.MLM.Hidden != 128 || l.Info.MLM.VocabSize != len(l.Info.MLM.Tokens) || l.Info.MLM.VocabSize > pipeline.MLMDefaultVocab {
+	if len(l.Steps) != 12 || len(l.Evals) != 13 || l.Final == nil || l.Info.MLM.Hidden != 128 || l.Info.MLM.VocabSize != len(l.Info.MLM.Tokens) || l.Info.MLM.VocabSize > lab.MLMDefaultVocab {
 		t.Fatalf("%d steps, %d evaluations, final %v, info %+v", len(l.Steps), len(l.Evals), l.Final, l.Info.MLM)
 	}
 	if l.TryText != DefaultMLMTry {

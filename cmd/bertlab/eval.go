@@ -20,7 +20,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/train"
@@ -88,14 +89,7 @@ func cutTaskFlag(args []string) (string, []string, error) {
 	return task, rest, nil
 }
 
-func evalTaskNames() []string {
-	names := make([]string, 0, len(evalTasks))
-	for n := range evalTasks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func evalTaskNames() []string { return slices.Sorted(maps.Keys(evalTasks)) }
 
 func evalUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bertlab eval --task NAME --model DIR --data FILE [--json] [flags]\n\ntasks:")
@@ -125,10 +119,11 @@ func newEvalFlags(task string) (*flag.FlagSet, *evalFlags) {
 // masked statically by the 15% rule from --seed, as pre-training masks them.
 func evalMLM(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs, f := newEvalFlags("mlm")
-	seed := fs.Uint64("seed", 0, "seed of the instances and masks")
-	seq := fs.Int("seq", 128, "max_seq_length (at most the model's positions)")
-	batch := fs.Int("batch", 32, "sequences per forward pass")
-	maskProb := fs.Float64("mask-prob", 0.15, "share of the tokens predicted")
+	def := train.DefaultMLMEval()
+	seed := fs.Uint64("seed", def.Seed, "seed of the instances and masks")
+	seq := fs.Int("seq", def.SeqLen, "max_seq_length (at most the model's positions)")
+	batch := fs.Int("batch", def.Batch, "sequences per forward pass")
+	maskProb := fs.Float64("mask-prob", def.MaskProb, "share of the tokens predicted")
 	wholeWord := fs.Bool("whole-word", false, "mask whole words")
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
@@ -151,26 +146,15 @@ func evalMLM(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("model folder %s has no masked-LM head (cls.predictions)", f.Model)
 	}
 	S := min(*seq, fo.Model.Config.MaxPositionEmbeddings)
-	docs, err := train.ReadDocumentsFile(f.Data, fo.Tokenizer)
+	c := train.MLMEvalConfig{SeqLen: *seq, Seed: *seed, Batch: *batch, MaskProb: *maskProb, WholeWord: *wholeWord}
+	r, n, err := train.EvaluateMLMFile(fo.Model, fo.Tokenizer, f.Data, c)
 	if err != nil {
 		return err
-	}
-	dc := train.DefaultData(S, *seed)
-	dc.Instances = train.InstanceConfig{MaxSeqLength: S, Task: train.NoSentenceTask}
-	dc.Masking.Prob, dc.Masking.WholeWord = *maskProb, *wholeWord
-	dc.Masking.MaxPredictions = 0 // 15% of every sequence, uncapped: all positions count alike
-	d, err := train.NewPretrainData(fo.Tokenizer, docs, dc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.Data, err)
-	}
-	r, err := train.EvaluateMLM(fo.Model, d.Fixed(), d.PadID, *batch)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.Data, err)
 	}
 	if f.JSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
-	fmt.Fprintf(stdout, "masked LM on %s (%d sequences of at most %d tokens, seed %d)\n", f.Data, len(d.Instances), S, *seed)
+	fmt.Fprintf(stdout, "masked LM on %s (%d sequences of at most %d tokens, seed %d)\n", f.Data, n, S, *seed)
 	fmt.Fprintf(stdout, "accuracy    %.4f\ntop-5       %.4f\nperplexity  %.3f (mean cross-entropy %.4f)\npredictions %d\n", r.Accuracy, r.Top5, r.Perplexity, r.Loss, r.N)
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
@@ -46,7 +45,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		if f.Model == "" {
 			return usageErr("no model folder: pass --model DIR")
 		}
-		data, err := readTaskFile(task, f.Data)
+		data, err := train.ReadTaskFile(task, f.Data)
 		if err != nil {
 			return err
 		}
@@ -59,7 +58,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		}
 		m := fo.Model
 		S := min(*seq, m.Bert.Config.MaxPositionEmbeddings)
-		d, notes, err := data.dataset(fo.Tokenizer, m.Labels, S, qf.config(S))
+		d, notes, err := data.Dataset(fo.Tokenizer, m.Labels, S, qf.config(S))
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Data, err)
 		}
@@ -70,15 +69,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 			if err != nil {
 				return err
 			}
-			answers := map[string]string{}
-			for _, p := range preds {
-				answers[p.ID] = p.Text
-			}
-			js, err := json.MarshalIndent(answers, "", "  ")
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(*predictions, append(js, '\n'), 0o644); err != nil {
+			if err := train.WriteSQuADPredictions(*predictions, preds); err != nil {
 				return err
 			}
 		}
@@ -95,7 +86,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		for _, n := range notes {
 			fmt.Fprintf(stdout, "note: %s\n", n)
 		}
-		fmt.Fprintln(stdout, formatMetrics(metrics))
+		fmt.Fprintln(stdout, metrics.String())
 		return nil
 	}
 }

@@ -8,17 +8,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
-	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
-	"github.com/bertlab/bertlab/tinydata"
+	"github.com/bertlab/bertlab/internal/human"
+	"github.com/bertlab/bertlab/internal/progress"
 )
 
 func init() {
@@ -108,21 +106,21 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("no model folder: pass --model DIR")
 	}
 
-	trainData, err := readTaskFile(task, *trainPath)
+	trainData, err := train.ReadTaskFile(task, *trainPath)
 	if err != nil {
 		return err
 	}
-	var devData *taskFile
+	var devData *train.TaskFile
 	if *devPath != "" {
-		if devData, err = readTaskFile(task, *devPath); err != nil {
+		if devData, err = train.ReadTaskFile(task, *devPath); err != nil {
 			return err
 		}
 	}
-	labels := trainData.labels()
+	labels := trainData.Labels()
 	if devData != nil && labels != nil {
 		// As the model could never predict a label it has no output for, it gets one for every
 		// label of either file; one only in dev is never trained on.
-		if extra := missing(devData.labels(), labels); len(extra) > 0 {
+		if extra := train.MissingLabels(devData.Labels(), labels); len(extra) > 0 {
 			fmt.Fprintf(stdout, "note: labels %q occur in %s but not in %s: the model has outputs for them, never trained\n", extra, *devPath, *trainPath)
 			labels = train.LabelSet(labels, extra)
 		}
@@ -148,7 +146,7 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		S = p
 	}
 	qc := qf.config(S)
-	td, notes, err := trainData.dataset(f.Tokenizer, m.Labels, S, qc)
+	td, notes, err := trainData.Dataset(f.Tokenizer, m.Labels, S, qc)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *trainPath, err)
 	}
@@ -157,7 +155,7 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	var dd train.TaskDataset
 	if devData != nil {
-		if dd, notes, err = devData.dataset(f.Tokenizer, m.Labels, S, qc); err != nil {
+		if dd, notes, err = devData.Dataset(f.Tokenizer, m.Labels, S, qc); err != nil {
 			return fmt.Errorf("%s: %w", *devPath, err)
 		}
 		for _, n := range notes {
@@ -174,7 +172,7 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	mc := m.Bert.Config
 	fmt.Fprintf(stdout, "fine-tuning %s (%d layers, hidden %d, %s parameters) on %d examples (%d sequences of at most %d tokens)",
-		task, mc.NumHiddenLayers, mc.HiddenSize, commas(paramCount(m)), td.Examples(), td.Len(), S)
+		task, mc.NumHiddenLayers, mc.HiddenSize, human.Commas(m.NumParams()), td.Examples(), td.Len(), S)
 	if m.Labels != nil {
 		fmt.Fprintf(stdout, ", %d labels", len(m.Labels))
 	}
@@ -182,7 +180,7 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(stderr, 0, ft.TotalSteps, *logEvery)
+	prog := progress.New(stderr, 0, ft.TotalSteps, *logEvery)
 	var first, last *train.Event
 	start := time.Now()
 	metrics, err := ft.Run(ctx, func(e train.Event) {
@@ -192,12 +190,12 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 				first = &e
 			}
 			last = &e
-			prog.step(e)
+			prog.Step(e)
 		case train.EventEval:
-			prog.println(fmt.Sprintf("epoch %.0f dev: %s", e.Epoch, formatMetrics(e.Metrics)))
+			prog.Println(fmt.Sprintf("epoch %.0f dev: %s", e.Epoch, train.Metrics(e.Metrics).String()))
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("interrupted at step %d of %d: nothing saved", ft.Steps, ft.TotalSteps)
@@ -218,36 +216,10 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		if c.KeepBest {
 			which = fmt.Sprintf("best epoch, %d of %d, by %s", ft.BestEpoch, c.Epochs, dd.MainMetric())
 		}
-		fmt.Fprintf(stdout, "dev (%s): %s\n", which, formatMetrics(metrics))
+		fmt.Fprintf(stdout, "dev (%s): %s\n", which, metrics.String())
 	}
 	fmt.Fprintf(stdout, "model saved to %s (%s, HF layout)\n", *out, task)
 	return nil
-}
-
-// paramCount is the number of parameters of a task model.
-func paramCount(m *bert.TaskModel) int64 {
-	var n int64
-	for _, p := range m.Params() {
-		n += int64(p.T.Len())
-	}
-	return n
-}
-
-// formatMetrics prints metrics sorted by name, "n" last.
-func formatMetrics(m train.Metrics) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if k != "n" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s %.4f  ", k, m[k])
-	}
-	fmt.Fprintf(&b, "n %.0f", m["n"])
-	return b.String()
 }
 
 // summarizeNames lists names, or the first few and a count.
@@ -256,110 +228,4 @@ func summarizeNames(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:4], ", "), len(names)-4)
-}
-
-// missing returns the labels of have that are not in want.
-func missing(have, want []string) []string {
-	var out []string
-	for _, l := range have {
-		if !slices.Contains(want, l) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// taskFile is a parsed data file of one task.
-type taskFile struct {
-	task bert.Task
-	path string
-	cls  []tinydata.Example
-	tag  []tinydata.TaggedSentence
-	qa   []train.SQuADExample
-}
-
-// readTaskFile parses a data file in the task's format. A malformed line is fatal: the error
-// names the file and line.
-func readTaskFile(task bert.Task, path string) (*taskFile, error) {
-	r, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	t := &taskFile{task: task, path: path}
-	var n int
-	switch task {
-	case bert.SequenceClassification:
-		t.cls, err = tinydata.ParseClassification(r)
-		n = len(t.cls)
-	case bert.TokenClassification:
-		t.tag, err = tinydata.ParseCoNLL(r)
-		n = len(t.tag)
-	default:
-		t.qa, err = train.ParseSQuAD(r)
-		n = len(t.qa)
-	}
-	var pe *tinydata.ParseError
-	switch {
-	case errors.As(err, &pe):
-		return nil, fmt.Errorf("%s:%d: %s (fatal: malformed lines are not skipped)", path, pe.Line, pe.Msg)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
-	case n == 0:
-		return nil, fmt.Errorf("%s: no examples", path)
-	}
-	return t, nil
-}
-
-// labels lists the file's labels, sorted (nil for QA).
-func (t *taskFile) labels() []string {
-	switch t.task {
-	case bert.SequenceClassification:
-		return train.ClassificationLabels(t.cls)
-	case bert.TokenClassification:
-		return train.TagLabels(t.tag)
-	}
-	return nil
-}
-
-// dataset tokenizes the file for a model with these labels, and says what it had to cut.
-func (t *taskFile) dataset(tok *tokenizer.Tokenizer, labels []string, seq int, qc train.QAConfig) (train.TaskDataset, []string, error) {
-	var notes []string
-	switch t.task {
-	case bert.SequenceClassification:
-		d, err := train.NewClassificationData(tok, t.cls, labels, seq)
-		if err != nil {
-			return nil, nil, err
-		}
-		if d.Truncated > 0 {
-			notes = append(notes, fmt.Sprintf("%d of %d examples cut to %d tokens", d.Truncated, len(t.cls), seq))
-		}
-		if d.Unknown > 0 {
-			notes = append(notes, fmt.Sprintf("%d examples have labels the model does not know (%q): not trained on, scored as wrong", d.Unknown, missing(t.labels(), labels)))
-		}
-		return d, notes, nil
-	case bert.TokenClassification:
-		d, err := train.NewTaggingData(tok, t.tag, labels, seq)
-		if err != nil {
-			return nil, nil, err
-		}
-		if d.Dropped > 0 {
-			notes = append(notes, fmt.Sprintf("%d words beyond %d tokens (or without a word piece) neither trained on nor scored", d.Dropped, seq))
-		}
-		if d.Unknown > 0 {
-			notes = append(notes, fmt.Sprintf("%d words have tags the model does not know (%q): not trained on, scored as wrong", d.Unknown, missing(t.labels(), labels)))
-		}
-		return d, notes, nil
-	}
-	d, err := train.NewQAData(tok, t.qa, qc)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d.QuestionsTruncated > 0 {
-		notes = append(notes, fmt.Sprintf("%d questions cut to %d tokens", d.QuestionsTruncated, qc.MaxQueryLength))
-	}
-	if d.Len() > len(t.qa) {
-		notes = append(notes, fmt.Sprintf("%d questions in %d windows of %d tokens (doc stride %d)", len(t.qa), d.Len(), seq, qc.DocStride))
-	}
-	return d, notes, nil
 }

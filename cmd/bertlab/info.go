@@ -12,6 +12,7 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/internal/human"
 )
 
 func init() {
@@ -38,8 +39,8 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "preset      %s (BertForPreTraining, vocab %d, %d positions, %d types)\n", strings.ToLower(*preset), c.VocabSize, c.MaxPositionEmbeddings, c.TypeVocabSize)
 		printConfig(stdout, c)
 		n := c.ParamCount(bert.AllHeads)
-		fmt.Fprintf(stdout, "parameters  %s (BertModel without pooler %s)\n", commas(n), commas(c.ParamCount(bert.Heads{})))
-		fmt.Fprintf(stdout, "size         %s as F32, %s as F16\n", bytesHuman(4*n), bytesHuman(2*n))
+		fmt.Fprintf(stdout, "parameters  %s (BertModel without pooler %s)\n", human.Commas(n), human.Commas(c.ParamCount(bert.Heads{})))
+		fmt.Fprintf(stdout, "size         %s as F32, %s as F16\n", human.Bytes(4*n), human.Bytes(2*n))
 		return nil
 	}
 	f, err := loadModel(*model)
@@ -51,12 +52,12 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	printConfig(stdout, m.Config)
 	heads := m.HeadNames()
 	fmt.Fprintf(stdout, "heads       %s\n", orNone(strings.Join(heads, ", ")))
-	fmt.Fprintf(stdout, "parameters  %s\n", commas(m.NumParams()))
+	fmt.Fprintf(stdout, "parameters  %s\n", human.Commas(m.NumParams()))
 	size := int64(0)
 	if st, err := os.Stat(filepath.Join(f.Dir, checkpoint.WeightsFile)); err == nil {
 		size = st.Size()
 	}
-	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", checkpoint.WeightsFile, f.Report.DType, bytesHuman(size))
+	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", checkpoint.WeightsFile, f.Report.DType, human.Bytes(size))
 	if f.Tokenizer != nil {
 		tc := f.Tokenizer.Config()
 		fmt.Fprintf(stdout, "tokenizer   %d tokens, lowercase %v\n", f.Tokenizer.Vocab().Len(), tc.DoLowerCase)
@@ -126,32 +127,8 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err := checkpoint.SaveFolder(*out, m, tok, checkpoint.SaveOptions{DType: dt}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote a random %s model (%s parameters, %s) to %s\n", strings.ToLower(*preset), commas(m.NumParams()), dt, *out)
+	fmt.Fprintf(stdout, "wrote a random %s model (%s parameters, %s) to %s\n", strings.ToLower(*preset), human.Commas(m.NumParams()), dt, *out)
 	return nil
-}
-
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func bytesHuman(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func orNone(s string) string {

@@ -13,7 +13,13 @@ func defaultModel() string {
 	if m := os.Getenv("BERTLAB_MODEL"); m != "" {
 		return m
 	}
-	matches, _ := filepath.Glob(filepath.Join("assets", "models", "*", checkpoint.ConfigFile))
+	return firstModel("assets")
+}
+
+// firstModel is the first folder under assets/models that holds a config.json, as `make run`
+// picks it ("" when there is none).
+func firstModel(assets string) string {
+	matches, _ := filepath.Glob(filepath.Join(assets, "models", "*", checkpoint.ConfigFile))
 	if len(matches) > 0 {
 		return filepath.Dir(matches[0])
 	}

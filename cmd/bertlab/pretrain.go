@@ -16,13 +16,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/human"
+	"github.com/bertlab/bertlab/internal/progress"
 )
 
 func init() {
@@ -137,7 +136,12 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case latest != "":
 		return usageErr("%s already holds checkpoints (%s): pass --resume to continue, or choose another --out", *out, latest)
 	default:
-		if m, tok, notes, err = pretrainModel(*model, *preset, *vocab, *posType, *seed); err != nil {
+		if *preset != "" {
+			if _, err := bert.Preset(*preset); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+		if m, tok, notes, err = train.StartModel(*model, *preset, *vocab, *posType, *seed); err != nil {
 			return err
 		}
 		switch *posInit {
@@ -197,7 +201,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
 	fmt.Fprintf(stdout, "pre-training %d layers, hidden %d, %s positions, %s parameters on %d examples an epoch (%d instances of at most %d tokens, %s, %s masking)\n",
-		mc.NumHiddenLayers, mc.HiddenSize, positionType(mc), commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, maskingName(dc))
+		mc.NumHiddenLayers, mc.HiddenSize, positionType(mc), human.Commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, dc.MaskingName())
 	if *resume {
 		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
 	}
@@ -209,7 +213,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(stderr, p.State.Step, *steps, *logEvery)
+	prog := progress.New(stderr, p.State.Step, *steps, *logEvery)
 	var first, last *train.Event
 	var lastEval *train.Event
 	start := time.Now()
@@ -220,15 +224,15 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 				first = &e
 			}
 			last = &e
-			prog.step(e)
+			prog.Step(e)
 		case train.EventEval:
 			lastEval = &e
-			prog.println(e.String())
+			prog.Println(e.String())
 		case train.EventCheckpoint:
-			prog.println("checkpoint " + e.Checkpoint)
+			prog.Println("checkpoint " + e.Checkpoint)
 		}
 	})
-	prog.finish()
+	prog.Finish()
 	if errors.Is(err, context.Canceled) {
 		dir, serr := p.SaveCheckpoint()
 		if serr != nil {
@@ -264,61 +268,6 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// pretrainModel makes the starting model: a folder's (heads it lacks initialised at random,
-// as transformers does) or a random preset with position_embedding_type posType, and its
-// tokenizer.
-func pretrainModel(dir, preset, vocab, posType string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
-	var tok *tokenizer.Tokenizer
-	var err error
-	if vocab != "" {
-		if tok, err = tokenizer.LoadDir(vocab); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if preset != "" {
-		c, err := bert.Preset(preset)
-		if err != nil {
-			return nil, nil, nil, usageErr("%v", err)
-		}
-		c.VocabSize, c.PadTokenID, c.PositionEmbeddingType = tok.Vocab().Len(), tok.PadID(), posType
-		m, err := bert.NewRandom(c, bert.AllHeads, seed)
-		return m, tok, nil, err
-	}
-	f, err := loadModel(dir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if tok == nil {
-		if tok = f.Tokenizer; tok == nil {
-			return nil, nil, nil, fmt.Errorf("model folder %s has no vocab.txt: pass --vocab DIR", dir)
-		}
-	}
-	if tok.Vocab().Len() != f.Model.Config.VocabSize {
-		return nil, nil, nil, fmt.Errorf("vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), f.Model.Config.VocabSize)
-	}
-	m := f.Model
-	if m.Pooler != nil && m.MLM != nil && m.NSP != nil {
-		return m, tok, nil, nil
-	}
-	full, err := bert.NewRandom(m.Config, bert.AllHeads, seed)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	have := map[string]bert.Param{}
-	for _, p := range m.Params() {
-		have[p.Name] = p
-	}
-	var fresh []string
-	for _, p := range full.Params() {
-		if q, ok := have[p.Name]; ok {
-			copy(p.T.Data, q.T.Data)
-		} else {
-			fresh = append(fresh, p.Name)
-		}
-	}
-	return full, tok, []string{fmt.Sprintf("%s has no %s: initialised at random", dir, strings.Join(fresh, ", "))}, nil
-}
-
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -332,71 +281,6 @@ func positionType(c bert.Config) string {
 		return bert.PositionAbsolute
 	}
 	return c.PositionEmbeddingType
-}
-
-func maskingName(dc train.DataConfig) string {
-	s := fmt.Sprintf("static ×%d", dc.DupeFactor)
-	if dc.Dynamic {
-		s = "dynamic"
-	}
-	if dc.Masking.WholeWord {
-		s += " whole-word"
-	}
-	return s
-}
-
-// progress shows training progress: a bar (step, loss, tokens/s, ETA) on a terminal, plain
-// lines every so many steps elsewhere (logs, pipes, tests).
-type progress struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	start int
-	every int
-}
-
-func newProgress(w io.Writer, start, total, every int) *progress {
-	p := &progress{w: w, start: start, every: every}
-	if every <= 0 {
-		p.every = max(1, (total-start)/50)
-	}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions(total-start,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetWidth(24),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionShowDescriptionAtLineEnd(),
-			progressbar.OptionSetDescription("starting"))
-	}
-	return p
-}
-
-func (p *progress) step(e train.Event) {
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("step %d/%d loss %.4f lr %.2e %.0f tok/s", e.Step, e.TotalSteps, e.Loss, e.LR, e.TokensPerSec))
-		p.bar.Add(1)
-		return
-	}
-	if e.Step%p.every == 0 || e.Step == e.TotalSteps || e.Step == p.start+1 {
-		eta := time.Duration(float64(e.Elapsed) / float64(e.Step-p.start) * float64(e.TotalSteps-e.Step))
-		fmt.Fprintf(p.w, "%s ETA %s\n", e, eta.Round(time.Second))
-	}
-}
-
-func (p *progress) println(s string) {
-	if p.bar != nil {
-		p.bar.Clear()
-	}
-	fmt.Fprintln(p.w, s)
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-		fmt.Fprintln(p.w)
-	}
 }
 
 // distilFile records a distilled run's teacher in its output folder, for --resume.

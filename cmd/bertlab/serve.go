@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/api"
+	"github.com/bertlab/bertlab/core/engine"
 )
 
 func init() {
@@ -37,7 +38,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := flags.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	model := flags.String("model", defaultModel(), "model folder (HF layout)")
+	model := flags.String("model", "", "model folder (HF layout; default $BERTLAB_MODEL, else the first under ASSETS/models)")
 	assets := flags.String("assets", defaultAssets(), "folder of the page and its files, served at / (empty: API only)")
 	concurrent := flags.Int("max-concurrent", api.DefaultMaxConcurrent, "model computations running at once; the others wait")
 	timeout := flags.Duration("timeout", api.DefaultTimeout, "longest a request may wait and compute before a 503")
@@ -50,6 +51,15 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	}
 	if *concurrent < 1 || *timeout <= 0 {
 		return usageErr("--max-concurrent must be at least 1 and --timeout positive")
+	}
+	if *model == "" {
+		if *model = defaultModel(); *model == "" && *assets != "" {
+			*model = firstModel(*assets)
+		}
+		if *model == "" {
+			return usageErr("no model: pass --model DIR (`make run` builds one under assets/models)")
+		}
+		fmt.Fprintf(stdout, "bertlab serve: no --model: serving %s\n", *model)
 	}
 	f, err := loadModel(*model)
 	if err != nil {
@@ -64,8 +74,11 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	}
 	logger := log.New(stderr, "bertlab serve: ", log.LstdFlags)
 	name := filepath.Base(filepath.Clean(*model))
-	h, err := api.New(api.Model{Name: name, Model: f.Model, Tokenizer: f.Tokenizer},
-		api.Options{Static: static, MaxConcurrent: *concurrent, Timeout: *timeout, Log: logger})
+	e, err := engine.New(name, f.Model, f.Tokenizer)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(e, api.Options{Static: static, MaxConcurrent: *concurrent, Timeout: *timeout, Log: logger})
 	if err != nil {
 		return err
 	}

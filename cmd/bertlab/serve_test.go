@@ -129,7 +129,7 @@ func TestServeUsage(t *testing.T) {
 		says string
 	}{
 		{[]string{"serve", "--model", fixture, "extra"}, 2, "no arguments"},
-		{[]string{"serve", "--model", ""}, 2, "no model folder"},
+		{[]string{"serve", "--model", ""}, 2, "no model: pass --model"},
 		{[]string{"serve", "--model", fixture, "--max-concurrent", "0"}, 2, "--max-concurrent"},
 		{[]string{"serve", "--model", filepath.Join(t.TempDir(), "none")}, 1, "none"},
 		{[]string{"serve", "--model", fixture, "--assets", filepath.Join(t.TempDir(), "none")}, 1, "--assets"},
@@ -140,5 +140,46 @@ func TestServeUsage(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.says) {
 			t.Errorf("%v: exit %d, stderr %q; want %d saying %q", c.args, code, stderr, c.code, c.says)
 		}
+	}
+}
+
+// TestServeDefaultModel: without --model, serve takes the first model folder under
+// ASSETS/models, as `make run` does, and says which.
+func TestServeDefaultModel(t *testing.T) {
+	t.Setenv("BERTLAB_MODEL", "")
+	assets := t.TempDir()
+	for _, name := range []string{"b-second", "a-first"} {
+		dir := filepath.Join(assets, "models", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"config.json", "model.safetensors", "vocab.txt"} {
+			b, err := os.ReadFile(filepath.Join(fixture, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errs syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, func() {}, []string{"--addr", "127.0.0.1:0", "--assets", assets}, &out, &errs)
+	}()
+	url := waitListening(t, &out, done)
+	want := filepath.Join(assets, "models", "a-first")
+	if !strings.Contains(out.String(), "no --model: serving "+want) {
+		t.Errorf("serve should say which model it serves:\n%s", out.String())
+	}
+	if code, body := get(t, http.MethodGet, url+"/healthz", ""); code != 200 || !strings.Contains(body, `"a-first"`) {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
 	}
 }

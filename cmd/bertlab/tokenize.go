@@ -54,19 +54,16 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	r := bufio.NewReaderSize(stdin, 64<<10)
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for line := 1; ; line++ {
-		text, err := readLine(r)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("stdin line %d: %w", line, err)
-		}
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
 		in := tokenizeIn{Text: &text}
 		if *jsonl {
 			if strings.TrimSpace(text) == "" {
@@ -92,25 +89,11 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-}
-
-// readLine returns the next line without its line ending; io.EOF after the last one.
-func readLine(r *bufio.Reader) (string, error) {
-	var b []byte
-	for {
-		chunk, isPrefix, err := r.ReadLine()
-		if err != nil {
-			if errors.Is(err, io.EOF) && len(b) > 0 {
-				return string(b), nil
-			}
-			return "", err
-		}
-		b = append(b, chunk...)
-		if len(b) > maxLine {
-			return "", fmt.Errorf("line longer than %d bytes", maxLine)
-		}
-		if !isPrefix {
-			return string(b), nil
-		}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return fmt.Errorf("stdin line %d: longer than %d bytes", line+1, maxLine)
 	}
+	if sc.Err() != nil {
+		return fmt.Errorf("stdin line %d: %w", line+1, sc.Err())
+	}
+	return nil
 }

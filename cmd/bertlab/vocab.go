@@ -76,19 +76,7 @@ func runVocab(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	// How well the vocabulary fits its own corpus: pieces per word and unknown words.
-	words, pieces, unk := 0, 0, 0
-	for _, l := range lines {
-		toks := tok.Tokenize(l)
-		pieces += len(toks)
-		for i, t := range toks {
-			if i == 0 || t.Word != toks[i-1].Word {
-				words++
-			}
-			if t.ID == tok.UnkID() {
-				unk++
-			}
-		}
-	}
+	words, pieces, unk := tok.Coverage(lines)
 	fmt.Fprintf(stdout, "read %d lines, %d distinct words; wrote %d tokens to %s\n", len(lines), tr.Words(), tok.Vocab().Len(), *out)
 	if words > 0 {
 		fmt.Fprintf(stdout, "on this text: %.3f tokens a word, %d of %d words unknown ([UNK])\n", float64(pieces)/float64(words), unk, words)

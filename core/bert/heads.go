@@ -139,6 +139,15 @@ func (t *TaskModel) Params() []Param {
 	return append(t.Bert.Params(), Param{h + ".weight", t.Head.W}, Param{h + ".bias", t.Head.B})
 }
 
+// NumParams is the number of parameters: the body's and the head's.
+func (t *TaskModel) NumParams() int64 {
+	var n int64
+	for _, p := range t.Params() {
+		n += int64(p.T.Len())
+	}
+	return n
+}
+
 // ClassifierDropout is the dropout probability before the head in training mode: config.json's
 // classifier_dropout when set, else hidden_dropout_prob (HF); 0 for QA, whose head has none.
 func (t *TaskModel) ClassifierDropout() float64 {

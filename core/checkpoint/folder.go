@@ -4,8 +4,10 @@
 package checkpoint
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,53 +46,144 @@ type Folder struct {
 // LoadFolder loads config.json, model.safetensors and, when present, vocab.txt and
 // tokenizer_config.json from dir.
 func LoadFolder(dir string) (*Folder, error) {
-	cfg, wpath, err := folderConfig(dir)
-	if err != nil {
-		return nil, err
-	}
-	m, rep, err := LoadModel(wpath, cfg)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := folderTokenizer(dir, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Folder{Dir: dir, Model: m, Tokenizer: tok, Report: rep}, nil
+	return LoadFS(dirFS(dir), dir)
 }
 
-// folderConfig reads dir's config.json and returns it with the path of the weights file, which
-// must exist (a folder with only pytorch_model.bin gets the one-line conversion to run).
-func folderConfig(dir string) (bert.Config, string, error) {
-	cfgBytes, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+// LoadFS is the one loader of an HF model folder: it reads the folder at the root of fsys, a
+// folder on disk (os.DirFS, see LoadFolder), files embedded in the binary (embed.FS, the
+// Cloudflare Worker) or files held in memory (fstest.MapFS, the browser). name is the folder as
+// messages and Folder.Dir call it ("" for none). A vocabulary larger than the config's
+// vocab_size is an error here, at load, rather than at the first query.
+func LoadFS(fsys fs.FS, name string) (*Folder, error) {
+	cfg, err := folderConfig(fsys, name)
 	if err != nil {
-		return bert.Config{}, "", fmt.Errorf("model folder %s: %w", dir, err)
+		return nil, err
+	}
+	f, err := openWeights(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, rep, err := loadModel(f, f.name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := folderTokenizer(fsys, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{Dir: name, Model: m, Tokenizer: tok, Report: rep}, nil
+}
+
+// CompleteHeads gives f's model the heads it lacks (pooler, masked LM, next sentence),
+// initialised as transformers initialises them (N(0, initializer_range²), biases 0, LayerNorm
+// 1 and 0) from seed, keeping every tensor the folder had; the report's Notes name the new
+// tensors. Pre-training a loaded model starts from here.
+func (f *Folder) CompleteHeads(seed uint64) error {
+	m := f.Model
+	if m.Pooler != nil && m.MLM != nil && m.NSP != nil {
+		return nil
+	}
+	full, err := bert.NewRandom(m.Config, bert.AllHeads, seed)
+	if err != nil {
+		return fmt.Errorf("%s: %w", folderLabel(f.Dir), err)
+	}
+	have := map[string]bert.Param{}
+	for _, p := range m.Params() {
+		have[p.Name] = p
+	}
+	var fresh []string
+	for _, p := range full.Params() {
+		if q, ok := have[p.Name]; ok {
+			copy(p.T.Data, q.T.Data)
+		} else {
+			fresh = append(fresh, p.Name)
+		}
+	}
+	f.Model = full
+	f.Report.Notes = append(f.Report.Notes, fmt.Sprintf("%s has no %s: initialised at random", f.Dir, strings.Join(fresh, ", ")))
+	return nil
+}
+
+// dirFS is os.DirFS of dir, "" meaning the current directory (os.DirFS("") is the root).
+func dirFS(dir string) fs.FS {
+	if dir == "" {
+		dir = "."
+	}
+	return os.DirFS(dir)
+}
+
+// folderLabel names a folder in messages: "model folder NAME", or "model folder" for files
+// without a folder's name (the browser's).
+func folderLabel(name string) string {
+	if name == "" {
+		return "model folder"
+	}
+	return "model folder " + name
+}
+
+// folderConfig reads the config.json at the root of fsys.
+func folderConfig(fsys fs.FS, name string) (bert.Config, error) {
+	cfgBytes, err := fs.ReadFile(fsys, ConfigFile)
+	if err != nil {
+		return bert.Config{}, fmt.Errorf("%s: %w", folderLabel(name), err)
 	}
 	cfg, err := bert.ParseConfig(cfgBytes)
 	if err != nil {
-		return bert.Config{}, "", fmt.Errorf("model folder %s: %s: %w", dir, ConfigFile, err)
+		return bert.Config{}, fmt.Errorf("%s: %s: %w", folderLabel(name), ConfigFile, err)
 	}
-	wpath := filepath.Join(dir, WeightsFile)
-	if _, err := os.Stat(wpath); err != nil {
-		if _, err2 := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err2 == nil {
-			return bert.Config{}, "", fmt.Errorf("model folder %s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", dir, WeightsFile)
-		}
-		return bert.Config{}, "", fmt.Errorf("model folder %s: %w", dir, err)
-	}
-	return cfg, wpath, nil
+	return cfg, nil
 }
 
-// folderTokenizer loads dir's tokenizer, or returns nil when the folder has no vocab.txt.
-func folderTokenizer(dir string, cfg bert.Config) (*tokenizer.Tokenizer, error) {
-	if _, err := os.Stat(filepath.Join(dir, VocabFile)); err != nil {
+// openWeights opens the model.safetensors at the root of fsys, which must exist (a folder with
+// only pytorch_model.bin gets the one-line conversion to run). The file is read through
+// io.ReaderAt when it offers it (os.DirFS, embed.FS and fstest.MapFS files do), so that the
+// weights are copied once, straight into the model; any other file is read into memory first.
+func openWeights(fsys fs.FS, name string) (*File, error) {
+	wpath := filepath.Join(name, WeightsFile)
+	osf, err := fsys.Open(WeightsFile)
+	if err != nil {
+		if _, err2 := fs.Stat(fsys, "pytorch_model.bin"); err2 == nil {
+			return nil, fmt.Errorf("%s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", folderLabel(name), WeightsFile)
+		}
+		return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
+	}
+	st, err := osf.Stat()
+	if err != nil {
+		osf.Close()
+		return nil, fmt.Errorf("checkpoint %s: %w", wpath, err)
+	}
+	ra, ok := osf.(io.ReaderAt)
+	size := st.Size()
+	if !ok {
+		b, err := io.ReadAll(osf)
+		if err != nil {
+			osf.Close()
+			return nil, fmt.Errorf("checkpoint %s: %w", wpath, err)
+		}
+		ra, size = bytes.NewReader(b), int64(len(b))
+	}
+	f, err := NewReader(ra, size, wpath)
+	if err != nil {
+		osf.Close()
+		return nil, err
+	}
+	f.closer = osf
+	return f, nil
+}
+
+// folderTokenizer loads the tokenizer at the root of fsys, or returns nil when there is no
+// vocab.txt.
+func folderTokenizer(fsys fs.FS, name string, cfg bert.Config) (*tokenizer.Tokenizer, error) {
+	if _, err := fs.Stat(fsys, VocabFile); err != nil {
 		return nil, nil
 	}
-	tok, err := tokenizer.LoadDir(dir)
+	tok, err := tokenizer.LoadFS(fsys, name)
 	if err != nil {
-		return nil, fmt.Errorf("model folder %s: %w", dir, err)
+		return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
 	}
 	if n := tok.Vocab().Len(); n > cfg.VocabSize {
-		return nil, fmt.Errorf("model folder %s: %s has %d tokens but config.json vocab_size is %d", dir, VocabFile, n, cfg.VocabSize)
+		return nil, fmt.Errorf("%s: %s has %d tokens but config.json vocab_size is %d", folderLabel(name), VocabFile, n, cfg.VocabSize)
 	}
 	return tok, nil
 }
@@ -117,16 +210,6 @@ func LoadModel(path string, cfg bert.Config) (*bert.Model, *Report, error) {
 	}
 	defer f.Close()
 	return loadModel(f, path, cfg)
-}
-
-// LoadModelReader is LoadModel for a safetensors file held in memory or any io.ReaderAt
-// (the browser has no file system); name is used in messages.
-func LoadModelReader(r io.ReaderAt, size int64, name string, cfg bert.Config) (*bert.Model, *Report, error) {
-	f, err := NewReader(r, size, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return loadModel(f, name, cfg)
 }
 
 func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, error) {

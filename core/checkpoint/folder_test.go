@@ -272,3 +272,53 @@ func TestSaveFolderRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestCompleteHeads: a BertModel folder (no pooler, MLM or NSP head) gets every head; the
+// tensors it had are kept bit for bit, and the note names the new ones.
+func TestCompleteHeads(t *testing.T) {
+	keep := rename(fixtureTensors(t), func(n string) string {
+		if strings.HasPrefix(n, "cls.") || strings.Contains(n, "pooler") {
+			return ""
+		}
+		return n
+	})
+	dir := variantFolder(t, keep, "")
+	f, err := checkpoint.LoadFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Model.MLM != nil || f.Model.NSP != nil || f.Model.Pooler != nil {
+		t.Fatal("the folder should load without heads")
+	}
+	if err := f.CompleteHeads(3); err != nil {
+		t.Fatal(err)
+	}
+	m := f.Model
+	if m.MLM == nil || m.NSP == nil || m.Pooler == nil {
+		t.Fatalf("heads after CompleteHeads: %v", m.HeadNames())
+	}
+	had := map[string][]float32{}
+	for _, x := range keep {
+		had[x.Name] = x.Data
+	}
+	kept := 0
+	for _, p := range m.Params() {
+		if want, ok := had[p.Name]; ok {
+			kept++
+			for i := range want {
+				if p.T.Data[i] != want[i] {
+					t.Fatalf("%s[%d] = %g, the folder had %g", p.Name, i, p.T.Data[i], want[i])
+				}
+			}
+		}
+	}
+	if kept != len(keep) {
+		t.Errorf("%d of the folder's %d tensors found in the model", kept, len(keep))
+	}
+	note := f.Report.Notes[len(f.Report.Notes)-1]
+	for _, w := range []string{"cls.seq_relationship.weight", "bert.pooler.dense.weight", "initialised at random"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("note %q should name %s", note, w)
+		}
+	}
+}

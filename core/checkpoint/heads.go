@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,19 +45,29 @@ type TaskFolder struct {
 // report's Notes say. Tensors the task model does not use (pre-training heads, the pooler of a
 // task without one) are listed in Report.Ignored.
 func LoadTaskFolder(dir string, task bert.Task, opt TaskLoadOptions) (*TaskFolder, error) {
-	cfg, wpath, err := folderConfig(dir)
+	return LoadTaskFS(dirFS(dir), dir, task, opt)
+}
+
+// LoadTaskFS is LoadTaskFolder for the folder at the root of fsys (see LoadFS).
+func LoadTaskFS(fsys fs.FS, name string, task bert.Task, opt TaskLoadOptions) (*TaskFolder, error) {
+	cfg, err := folderConfig(fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	m, rep, err := LoadTaskModel(wpath, cfg, task, opt)
+	f, err := openWeights(fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := folderTokenizer(dir, cfg)
+	defer f.Close()
+	m, rep, err := loadTaskModel(f, f.name, cfg, task, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &TaskFolder{Dir: dir, Model: m, Tokenizer: tok, Report: rep}, nil
+	tok, err := folderTokenizer(fsys, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &TaskFolder{Dir: name, Model: m, Tokenizer: tok, Report: rep}, nil
 }
 
 // LoadTaskModel reads the safetensors file at path as a task model of config cfg (see

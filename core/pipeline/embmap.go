@@ -1,7 +1,6 @@
 package pipeline
 
-// The embeddings view's result types. The maps are computed in core/pipeline/embedmap, which
-// links gonum: the page's UI wasm imports this package for the types and must not carry it.
+// The embeddings view's result types; embedmap.go computes them.
 
 // Bounds of an embedding map: it is a picture of a few short sentences, and one PCA per layer
 // over all their tokens.
@@ -23,7 +22,7 @@ type EmbeddingPoint struct {
 	Y       float64 `json:"y"` // coordinate on the second
 }
 
-// EmbeddingMapResult (embedmap.Map) is every token's hidden state at one layer, of several sentences,
+// EmbeddingMapResult (EmbeddingMap) is every token's hidden state at one layer, of several sentences,
 // projected to 2-D by a PCA of those hidden states (fitted to this layer's points alone).
 type EmbeddingMapResult struct {
 	// Layer 0 is the embedding output, layer l the output of encoder layer l (HF's

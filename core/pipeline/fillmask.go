@@ -1,6 +1,7 @@
-// Package pipeline joins the tokenizer and the model into the tasks users run: fill-mask
-// (and, as they come, embeddings and attention dumps). It is shared by the command line, the
-// HTTP API and the browser engine so that all three give the same numbers.
+// Package pipeline is inference: it joins the tokenizer and the model into the tasks users run
+// (fill-mask, next-sentence prediction, attention, the walk through a layer, embeddings and
+// their 2-D maps). It is shared by the command line and core/engine (the HTTP API, the browser's
+// worker) so that all give the same numbers; the training labs are core/lab.
 package pipeline
 
 import (

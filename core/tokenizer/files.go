@@ -22,10 +22,20 @@ const (
 // LoadDir loads a tokenizer from a HuggingFace model folder: vocab.txt and,
 // when present, tokenizer_config.json (DefaultConfig otherwise).
 func LoadDir(dir string) (*Tokenizer, error) {
-	vpath := filepath.Join(dir, VocabFile)
-	f, err := os.Open(vpath)
+	if dir == "" {
+		dir = "."
+	}
+	return LoadFS(os.DirFS(dir), dir)
+}
+
+// LoadFS is LoadDir for the root of any file system: a folder on disk
+// (os.DirFS), files embedded in the binary (embed.FS) or held in memory (the
+// browser has no file system). name is the folder as messages call it.
+func LoadFS(fsys fs.FS, name string) (*Tokenizer, error) {
+	vpath := filepath.Join(name, VocabFile)
+	f, err := fsys.Open(VocabFile)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, fmt.Errorf("tokenizer: %s: %w", vpath, err)
 	}
 	v, err := ReadVocab(f)
 	f.Close()
@@ -33,12 +43,12 @@ func LoadDir(dir string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer %s: %w", vpath, err)
 	}
 	cfg := DefaultConfig()
-	cpath := filepath.Join(dir, ConfigFile)
-	data, err := os.ReadFile(cpath)
+	cpath := filepath.Join(name, ConfigFile)
+	data, err := fs.ReadFile(fsys, ConfigFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, fmt.Errorf("tokenizer: %s: %w", cpath, err)
 	default:
 		if cfg, err = ParseConfig(data); err != nil {
 			return nil, fmt.Errorf("tokenizer %s: %w", cpath, err)
@@ -46,7 +56,7 @@ func LoadDir(dir string) (*Tokenizer, error) {
 	}
 	t, err := New(v, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w (in %s)", err, dir)
+		return nil, fmt.Errorf("%w (in %s)", err, name)
 	}
 	return t, nil
 }

@@ -420,3 +420,21 @@ func (q *pairQueue) Pop() any {
 	*q = old[:len(old)-1]
 	return e
 }
+
+// Coverage tokenizes lines and counts their words, their pieces and the words that became
+// [UNK]: how well the vocabulary fits a text (pieces/words near 1 is a close fit).
+func (t *Tokenizer) Coverage(lines []string) (words, pieces, unknown int) {
+	for _, l := range lines {
+		toks := t.Tokenize(l)
+		pieces += len(toks)
+		for i, tk := range toks {
+			if i == 0 || tk.Word != toks[i-1].Word {
+				words++
+			}
+			if tk.ID == t.UnkID() {
+				unknown++
+			}
+		}
+	}
+	return words, pieces, unknown
+}

@@ -327,3 +327,20 @@ func FuzzTrainer(f *testing.F) {
 		checkWordsRebuilt(t, tk, text)
 	})
 }
+
+// TestCoverage counts by hand: "the running dog" is 3 words in 4 pieces (run ##ning), "zebra"
+// is one word that becomes [UNK].
+func TestCoverage(t *testing.T) {
+	v, err := NewVocab([]string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "run", "##ning", "dog"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := New(v, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, pieces, unk := tok.Coverage([]string{"the running dog", "zebra", ""})
+	if words != 4 || pieces != 5 || unk != 1 {
+		t.Errorf("Coverage: %d words, %d pieces, %d unknown; want 4, 5, 1", words, pieces, unk)
+	}
+}

@@ -28,6 +28,19 @@ type DataConfig struct {
 	Seed uint64
 }
 
+// MaskingName says how c masks: "static ×N" (N masked copies of each instance) or "dynamic",
+// and "whole-word".
+func (c DataConfig) MaskingName() string {
+	s := fmt.Sprintf("static ×%d", c.DupeFactor)
+	if c.Dynamic {
+		s = "dynamic"
+	}
+	if c.Masking.WholeWord {
+		s += " whole-word"
+	}
+	return s
+}
+
 // DefaultData is the reference's recipe for sequences of seqLen tokens with static masks.
 func DefaultData(seqLen int, seed uint64) DataConfig {
 	return DataConfig{Instances: DefaultInstances(seqLen), Masking: DefaultMasking(seqLen), DupeFactor: 1, Seed: seed}
@@ -49,7 +62,7 @@ type PretrainData struct {
 }
 
 // NewPretrainData makes the instances of docs.
-func NewPretrainData(tok *tokenizer.Tokenizer, docs []Document, c DataConfig) (*PretrainData, error) {
+func NewPretrainData(tok *tokenizer.Tokenizer, docs []TokenDocument, c DataConfig) (*PretrainData, error) {
 	if c.DupeFactor < 1 {
 		c.DupeFactor = 1
 	}

@@ -110,8 +110,8 @@ func (p *Pretrainer) writeCheckpoint(dir string) error {
 	return p.writeTrainerState(dir)
 }
 
-// trainerState is the part of HF's trainer_state.json that bertlab writes.
-type trainerState struct {
+// TrainerState is the part of HF's trainer_state.json that bertlab writes.
+type TrainerState struct {
 	GlobalStep int     `json:"global_step"`
 	MaxSteps   int     `json:"max_steps"`
 	Epoch      float64 `json:"epoch"`
@@ -124,12 +124,26 @@ func (p *Pretrainer) writeTrainerState(dir string) error {
 	if history == nil {
 		history = []Event{}
 	}
-	data, err := json.MarshalIndent(trainerState{GlobalStep: p.State.Step, MaxSteps: p.Config.Steps,
+	data, err := json.MarshalIndent(TrainerState{GlobalStep: p.State.Step, MaxSteps: p.Config.Steps,
 		Epoch: p.Data.EpochFloat(p.State.Position), BatchSize: p.Config.BatchSize, LogHistory: history}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return checkpoint.WriteFileAtomic(filepath.Join(dir, TrainerStateFile), append(data, '\n'))
+}
+
+// ReadTrainerState reads dir's trainer_state.json (a run's output folder or a checkpoint).
+func ReadTrainerState(dir string) (*TrainerState, error) {
+	path := filepath.Join(dir, TrainerStateFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var ts TrainerState
+	if err := json.Unmarshal(data, &ts); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &ts, nil
 }
 
 // LoadState restores the optimizer moments, the optimizer step, the training state and the
@@ -177,11 +191,8 @@ func (p *Pretrainer) LoadState(dir string) error {
 	o.Step = int(vals[0])
 	p.State = TrainState{Step: int(vals[1]), Position: Position{Epoch: int(vals[2]), Index: int(vals[3])}, Tokens: vals[5]}
 	p.History = nil
-	if data, err := os.ReadFile(filepath.Join(dir, TrainerStateFile)); err == nil {
-		var ts trainerState
-		if err := json.Unmarshal(data, &ts); err == nil {
-			p.History = ts.LogHistory
-		}
+	if ts, err := ReadTrainerState(dir); err == nil {
+		p.History = ts.LogHistory
 	}
 	return nil
 }

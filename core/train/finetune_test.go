@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
 // ftModel is a small random task model for tok's vocabulary.
@@ -33,11 +33,11 @@ func ftModel(t testing.TB, tok *tokenizer.Tokenizer, task bert.Task, labels []st
 }
 
 // sentiment draws n examples of a separable task: the label is the polarity of the adjective.
-func sentiment(n int, seed uint64) []tinydata.Example {
+func sentiment(n int, seed uint64) []dataset.Example {
 	rng := rand.New(rand.NewPCG(seed, 9))
 	pos, neg := []string{"good", "great", "fine", "nice"}, []string{"bad", "awful", "poor", "dull"}
 	nouns := []string{"movie", "film", "play"}
-	var out []tinydata.Example
+	var out []dataset.Example
 	for i := range n {
 		label, adj := "positive", pos
 		if i%2 == 1 {
@@ -53,7 +53,7 @@ func sentiment(n int, seed uint64) []tinydata.Example {
 		default:
 			text = "the " + noun + " was " + a + " , the cat sat"
 		}
-		out = append(out, tinydata.Example{Label: label, Text: text})
+		out = append(out, dataset.Example{Label: label, Text: text})
 	}
 	return out
 }
@@ -145,11 +145,11 @@ func equalMetrics(a, b Metrics) bool {
 }
 
 // tagged draws n sentences whose tags are functions of the words (part of speech).
-func tagged(n int, seed uint64) []tinydata.TaggedSentence {
+func tagged(n int, seed uint64) []dataset.TaggedSentence {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	tag := map[string]string{"the": "DT", "a": "DT", "cat": "NN", "dog": "NN", "mat": "NN", "sat": "VBD", "was": "VBD",
 		"good": "JJ", "blue": "JJ", "on": "IN", "in": "IN", "playing": "VBG", ".": "."}
-	var out []tinydata.TaggedSentence
+	var out []dataset.TaggedSentence
 	for range n {
 		words := []string{[]string{"the", "a"}[rng.IntN(2)], []string{"cat", "dog"}[rng.IntN(2)]}
 		switch rng.IntN(3) {
@@ -160,7 +160,7 @@ func tagged(n int, seed uint64) []tinydata.TaggedSentence {
 		default:
 			words = append(words, "sat", "in", "a", "mat")
 		}
-		s := tinydata.TaggedSentence{Tokens: words}
+		s := dataset.TaggedSentence{Tokens: words}
 		for _, w := range words {
 			s.Tags = append(s.Tags, tag[w])
 		}
@@ -199,10 +199,10 @@ func TestFinetuneTaggerLearns(t *testing.T) {
 }
 
 // colors draws n QA examples whose answer is the one color word of a short context.
-func colors(n int, seed uint64) []SQuADExample {
+func colors(n int, seed uint64) []dataset.SQuADExample {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	subjects := []string{"sky", "cat", "dog", "mat", "film", "movie", "play"}
-	var out []SQuADExample
+	var out []dataset.SQuADExample
 	for i := range n {
 		s, c := subjects[rng.IntN(len(subjects))], []string{"blue", "red", "green"}[rng.IntN(3)]
 		var ctx string
@@ -215,8 +215,8 @@ func colors(n int, seed uint64) []SQuADExample {
 			ctx = "the dog sat on the mat . the " + s + " is " + c + " ."
 		}
 		at := strings.Index(ctx, c)
-		out = append(out, SQuADExample{ID: fmt.Sprint(i), Context: ctx, Question: "what color is the " + s + " ?",
-			Answers: []SQuADAnswer{{Text: c, Start: at}}})
+		out = append(out, dataset.SQuADExample{ID: fmt.Sprint(i), Context: ctx, Question: "what color is the " + s + " ?",
+			Answers: []dataset.SQuADAnswer{{Text: c, Start: at}}})
 	}
 	return out
 }

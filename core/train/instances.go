@@ -7,21 +7,21 @@ import (
 	"os"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
-// Document is a document of the pre-training corpus as token ids: its sentences in order, each
+// TokenDocument is a document of the pre-training corpus as token ids: its sentences in order, each
 // a non-empty list of WordPiece ids without [CLS] or [SEP].
-type Document [][]int
+type TokenDocument [][]int
 
 // TokenizeDocuments turns documents of sentences (one string a sentence) into token ids.
 // Sentences that give no token and documents left without sentences are dropped, as
 // create_pretraining_data.py drops them.
-func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []Document {
-	var out []Document
+func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []TokenDocument {
+	var out []TokenDocument
 	for _, d := range docs {
-		var doc Document
+		var doc TokenDocument
 		for _, s := range d {
 			ts := tok.Tokenize(s)
 			if len(ts) == 0 {
@@ -40,18 +40,18 @@ func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []Document {
 	return out
 }
 
-// ReadDocumentsFile reads a pre-training text file (tinydata's format: one sentence a line, a
+// ReadDocumentsFile reads a pre-training text file (core/dataset's format: one sentence a line, a
 // blank line between documents) and tokenizes it with TokenizeDocuments. Errors name the file,
 // and the line for a parse error.
-func ReadDocumentsFile(path string, tok *tokenizer.Tokenizer) ([]Document, error) {
+func ReadDocumentsFile(path string, tok *tokenizer.Tokenizer) ([]TokenDocument, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	docs, err := tinydata.ParsePretrain(f)
+	docs, err := dataset.ParsePretrain(f)
 	if err != nil {
-		var pe *tinydata.ParseError
+		var pe *dataset.ParseError
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%s:%d: %s (fatal)", path, pe.Line, pe.Msg)
 		}
@@ -153,7 +153,7 @@ func (in Instance) Masked(m *Masker, rng *rand.Rand) Instance {
 // CreateInstances makes the instances of every document, in order, with one generator, as
 // create_pretraining_data.py does for one round of its dupe factor (without masking; see
 // Masker). cls and sep are the ids of [CLS] and [SEP].
-func CreateInstances(docs []Document, c InstanceConfig, cls, sep int, rng *rand.Rand) ([]Instance, error) {
+func CreateInstances(docs []TokenDocument, c InstanceConfig, cls, sep int, rng *rand.Rand) ([]Instance, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func CreateInstances(docs []Document, c InstanceConfig, cls, sep int, rng *rand.
 // reached, splits them at a random sentence into A and B, and for a random next (NSP) takes B
 // from another document instead and puts the unused sentences back for the next instance.
 // ALBERT's rule for SOP: a chunk of one sentence still takes a random B (label 1).
-func CreateInstancesFromDocument(docs []Document, docIndex int, c InstanceConfig, cls, sep int, rng *rand.Rand) []Instance {
+func CreateInstancesFromDocument(docs []TokenDocument, docIndex int, c InstanceConfig, cls, sep int, rng *rand.Rand) []Instance {
 	doc := docs[docIndex]
 	maxTokens := c.MaxSeqLength - 3 // [CLS], [SEP], [SEP]
 	target := maxTokens
@@ -271,7 +271,7 @@ func truncateSeqPair(a, b *[]int, maxTokens int, rng *rand.Rand) {
 // createFullSentences packs consecutive sentences of the whole corpus into single segments of
 // up to the target length (RoBERTa's FULL-SENTENCES), with an extra [SEP] where a document ends
 // inside a segment. A sentence longer than a whole segment is cut into pieces.
-func createFullSentences(docs []Document, c InstanceConfig, cls, sep int, rng *rand.Rand) []Instance {
+func createFullSentences(docs []TokenDocument, c InstanceConfig, cls, sep int, rng *rand.Rand) []Instance {
 	maxTokens := c.MaxSeqLength - 2 // [CLS], [SEP]
 	newTarget := func() int {
 		if rng.Float64() < c.ShortSeqProb {

@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/tinydata"
+	"github.com/bertlab/bertlab/core/dataset"
 )
 
 // handCorpus has nDocs documents of nSent sentences; every token names its place: token j of
 // sentence s of document d is 1000 + 100·d + 10·s + j, so an instance can be traced back.
-func handCorpus(nDocs, nSent int, lengths func(d, s int) int) []Document {
-	docs := make([]Document, nDocs)
+func handCorpus(nDocs, nSent int, lengths func(d, s int) int) []TokenDocument {
+	docs := make([]TokenDocument, nDocs)
 	for d := range docs {
 		for s := range nSent {
 			var sent []int
@@ -258,7 +258,7 @@ func TestCreateInstancesEdgeCases(t *testing.T) {
 		t.Error("max length 4 accepted for pairs")
 	}
 	// One document of one sentence: no pair can be made, and nothing panics.
-	one := []Document{{{1000, 1001}}}
+	one := []TokenDocument{{{1000, 1001}}}
 	insts, err := CreateInstances(one, DefaultInstances(16), tCLS, tSEP, newRNG(1))
 	if err != nil || len(insts) != 0 {
 		t.Errorf("got %v, %v; want no instance", insts, err)
@@ -282,14 +282,14 @@ func TestReadDocumentsFile(t *testing.T) {
 		}
 		return p
 	}
-	long := strings.Repeat("x", tinydata.MaxLineBytes+1)
+	long := strings.Repeat("x", dataset.MaxLineBytes+1)
 	tests := []struct {
 		name, text string
-		want       []Document
+		want       []TokenDocument
 		err        string // a substring of the error, "" for none
 	}{
 		{name: "two documents", text: "the cat sat\n\n\nthe dog\nran\n",
-			want: []Document{{{5, 6, 7}}, {{5, 8}, {9}}}},
+			want: []TokenDocument{{{5, 6, 7}}, {{5, 8}, {9}}}},
 		{name: "empty", text: "\n \n", err: "empty: no text"},
 		{name: "too long", text: "the cat\n" + long + "\n", err: "too long:2: longer than"},
 	}

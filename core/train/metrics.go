@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -332,3 +333,20 @@ func (s MLMStats) Metrics() Metrics {
 
 // Perplexity is exp of a mean negative log-likelihood (in nats).
 func Perplexity(meanNLL float64) float64 { return math.Exp(meanNLL) }
+
+// String writes the figures sorted by name, "n" last: "accuracy 0.9000  macro_f1 0.8800  n 50".
+func (m Metrics) String() string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "n" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %.4f  ", k, m[k])
+	}
+	fmt.Fprintf(&b, "n %.0f", m["n"])
+	return b.String()
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tensor"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
@@ -290,4 +291,93 @@ func EvaluateMLM(m *bert.Model, insts []Instance, padID, batchSize int) (MLMMetr
 	r := MLMMetrics{Accuracy: float64(s.Top1) / n, Top5: float64(s.Top5) / n, Loss: s.NLL / n, N: s.N}
 	r.Perplexity = math.Exp(r.Loss)
 	return r, nil
+}
+
+// MLMEvalConfig are the settings of EvaluateMLMFile.
+type MLMEvalConfig struct {
+	SeqLen    int     // max_seq_length (cut to the model's positions)
+	Seed      uint64  // seed of the instances and masks
+	Batch     int     // sequences per forward pass
+	MaskProb  float64 // share of the tokens predicted
+	WholeWord bool    // mask whole words
+}
+
+// DefaultMLMEval are the settings of `bertlab eval --task mlm` without flags.
+func DefaultMLMEval() MLMEvalConfig {
+	return MLMEvalConfig{SeqLen: 128, Batch: 32, MaskProb: 0.15}
+}
+
+// EvaluateMLMFile measures m's masked LM on a pre-training text file (ReadDocumentsFile):
+// instances of one segment (no sentence task), masked statically by the masking rule from
+// c.Seed, as pre-training masks them, with no cap on the predictions (all positions count
+// alike). It returns the figures and the number of sequences.
+func EvaluateMLMFile(m *bert.Model, tok *tokenizer.Tokenizer, path string, c MLMEvalConfig) (MLMMetrics, int, error) {
+	if m.MLM == nil {
+		return MLMMetrics{}, 0, fmt.Errorf("evaluate: the model has no masked-LM head (cls.predictions)")
+	}
+	S := min(c.SeqLen, m.Config.MaxPositionEmbeddings)
+	docs, err := ReadDocumentsFile(path, tok)
+	if err != nil {
+		return MLMMetrics{}, 0, err
+	}
+	dc := DefaultData(S, c.Seed)
+	dc.Instances = InstanceConfig{MaxSeqLength: S, Task: NoSentenceTask}
+	dc.Masking.Prob, dc.Masking.WholeWord = c.MaskProb, c.WholeWord
+	dc.Masking.MaxPredictions = 0
+	d, err := NewPretrainData(tok, docs, dc)
+	if err != nil {
+		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	r, err := EvaluateMLM(m, d.Fixed(), d.PadID, c.Batch)
+	if err != nil {
+		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, len(d.Instances), nil
+}
+
+// StartModel makes the model a pre-training run starts from, and its tokenizer: a random model
+// of the preset (bert.Preset) sized for the vocabulary in the folder vocab, or the model folder
+// dir with the heads it lacks initialised at random (checkpoint.Folder.CompleteHeads), its
+// vocabulary replaced by vocab's when vocab is not "". posType, when not "", is the random
+// model's position_embedding_type. The notes say what was initialised.
+func StartModel(dir, preset, vocab, posType string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
+	var tok *tokenizer.Tokenizer
+	var err error
+	if vocab != "" {
+		if tok, err = tokenizer.LoadDir(vocab); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if preset != "" {
+		if tok == nil {
+			return nil, nil, nil, fmt.Errorf("preset %s: a random model needs a vocabulary", preset)
+		}
+		c, err := bert.Preset(preset)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c.VocabSize, c.PadTokenID = tok.Vocab().Len(), tok.PadID()
+		if posType != "" {
+			c.PositionEmbeddingType = posType
+		}
+		m, err := bert.NewRandom(c, bert.AllHeads, seed)
+		return m, tok, nil, err
+	}
+	f, err := checkpoint.LoadFolder(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if tok == nil {
+		if tok = f.Tokenizer; tok == nil {
+			return nil, nil, nil, fmt.Errorf("model folder %s has no vocab.txt: pass --vocab DIR", dir)
+		}
+	}
+	if tok.Vocab().Len() != f.Model.Config.VocabSize {
+		return nil, nil, nil, fmt.Errorf("vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), f.Model.Config.VocabSize)
+	}
+	notes := len(f.Report.Notes)
+	if err := f.CompleteHeads(seed); err != nil {
+		return nil, nil, nil, err
+	}
+	return f.Model, tok, f.Report.Notes[notes:], nil
 }

@@ -38,7 +38,7 @@ func numberedTokenizer(t testing.TB, n int) *tokenizer.Tokenizer {
 }
 
 // toyCorpus is a small repetitive English corpus, documents of sentences, and its tokenizer.
-func toyCorpus(t testing.TB) (*tokenizer.Tokenizer, []Document) {
+func toyCorpus(t testing.TB) (*tokenizer.Tokenizer, []TokenDocument) {
 	t.Helper()
 	texts := [][]string{
 		{"the cat sat on the mat .", "the dog sat on the log .", "the cat saw the dog ."},

@@ -321,7 +321,7 @@ func BenchmarkPretrainStep(b *testing.B) {
 	}
 	tok := numberedTokenizer(b, c.VocabSize)
 	rng := newRNG(1)
-	docs := make([]Document, 16)
+	docs := make([]TokenDocument, 16)
 	for d := range docs {
 		for range 40 {
 			s := make([]int, 8+rng.IntN(20))

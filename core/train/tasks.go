@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
 // TaskDataset is a fine-tuning dataset turned into model inputs: features, one sequence each,
@@ -164,11 +164,11 @@ func labelIDs(labels []string) map[string]int {
 }
 
 // ClassificationData is a sequence-classification dataset: single texts or pairs
-// (tinydata.ParseClassification's format).
+// (dataset.ParseClassification's format).
 type ClassificationData struct {
 	features
-	Labels []string           // the model's classes: a label's id is its index
-	Source []tinydata.Example // the examples, in feature order
+	Labels []string          // the model's classes: a label's id is its index
+	Source []dataset.Example // the examples, in feature order
 	// Truncated counts the examples cut to fit the sequence length.
 	Truncated int
 	// Unknown counts the examples whose label is not among Labels: they are not trained on
@@ -178,7 +178,7 @@ type ClassificationData struct {
 }
 
 // ClassificationLabels lists the labels of examples, sorted.
-func ClassificationLabels(examples ...[]tinydata.Example) []string {
+func ClassificationLabels(examples ...[]dataset.Example) []string {
 	var ls []string
 	for _, ex := range examples {
 		for _, e := range ex {
@@ -191,7 +191,7 @@ func ClassificationLabels(examples ...[]tinydata.Example) []string {
 // NewClassificationData tokenizes examples as HF's run_glue does: [CLS] text [SEP], or
 // [CLS] a [SEP] b [SEP] for pairs, truncated to maxLen tokens (longest first for pairs).
 // labels are the model's classes (see Unknown for the others).
-func NewClassificationData(tok *tokenizer.Tokenizer, examples []tinydata.Example, labels []string, maxLen int) (*ClassificationData, error) {
+func NewClassificationData(tok *tokenizer.Tokenizer, examples []dataset.Example, labels []string, maxLen int) (*ClassificationData, error) {
 	if maxLen < 3 {
 		return nil, fmt.Errorf("classification data: sequence length %d (need at least 3)", maxLen)
 	}
@@ -258,11 +258,11 @@ func (d *ClassificationData) Evaluate(ctx context.Context, m *bert.TaskModel, ba
 	return Metrics{"accuracy": acc, "macro_f1": f1, "n": float64(len(d.gold))}, nil
 }
 
-// TaggingData is a token-classification dataset (tinydata.ParseCoNLL's format).
+// TaggingData is a token-classification dataset (dataset.ParseCoNLL's format).
 type TaggingData struct {
 	features
 	Labels    []string // the model's tags: a tag's id is its index
-	Sentences []tinydata.TaggedSentence
+	Sentences []dataset.TaggedSentence
 	// Dropped counts the words left out of training and scoring: cut by the sequence length,
 	// or with no word piece at all (HF's run_ner drops them the same way).
 	Dropped int
@@ -275,7 +275,7 @@ type TaggingData struct {
 }
 
 // TagLabels lists the tags of sentences, sorted.
-func TagLabels(sents ...[]tinydata.TaggedSentence) []string {
+func TagLabels(sents ...[]dataset.TaggedSentence) []string {
 	var ls [][]string
 	for _, ss := range sents {
 		for _, s := range ss {
@@ -289,7 +289,7 @@ func TagLabels(sents ...[]tinydata.TaggedSentence) []string {
 // word into its word pieces, [CLS] pieces [SEP] truncated to maxLen, the word's tag on its first
 // piece and IgnoreIndex on the others and on [CLS] and [SEP] (label_all_tokens false).
 // labels are the model's tags (see Unknown for the others).
-func NewTaggingData(tok *tokenizer.Tokenizer, sents []tinydata.TaggedSentence, labels []string, maxLen int) (*TaggingData, error) {
+func NewTaggingData(tok *tokenizer.Tokenizer, sents []dataset.TaggedSentence, labels []string, maxLen int) (*TaggingData, error) {
 	if maxLen < 3 {
 		return nil, fmt.Errorf("tagging data: sequence length %d (need at least 3)", maxLen)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/bertlab/bertlab/core/dataset"
 )
 
 // FuzzParseSQuAD feeds arbitrary bytes to the SQuAD parser: it must return an error or examples
@@ -14,7 +16,7 @@ func FuzzParseSQuAD(f *testing.F) {
 	tok := ftTokenizer(f)
 	c := QAConfig{MaxSeqLength: 16, DocStride: 2, MaxQueryLength: 4, MaxAnswerLength: 3, NBest: 3}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ex, err := ParseSQuAD(strings.NewReader(string(data)))
+		ex, err := dataset.ParseSQuAD(strings.NewReader(string(data)))
 		if err != nil {
 			return
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
-	"github.com/bertlab/bertlab/tinydata"
 )
 
 // ftWords is the vocabulary of the fine-tuning tests, after the five special tokens.
@@ -40,7 +40,7 @@ func ftID(t testing.TB, tok *tokenizer.Tokenizer, w string) int {
 
 func TestClassificationData(t *testing.T) {
 	tok := ftTokenizer(t)
-	ex := []tinydata.Example{{Label: "pos", Text: "a good movie"}, {Label: "neg", Text: "the film is dull , the play is bad"}}
+	ex := []dataset.Example{{Label: "pos", Text: "a good movie"}, {Label: "neg", Text: "the film is dull , the play is bad"}}
 	labels := ClassificationLabels(ex)
 	if !slices.Equal(labels, []string{"neg", "pos"}) {
 		t.Fatalf("labels %q", labels)
@@ -63,7 +63,7 @@ func TestClassificationData(t *testing.T) {
 		t.Errorf("attention mask %v", b.AttentionMask)
 	}
 
-	pairs := []tinydata.Example{{Label: "yes", Text: "the cat", Pair: "a dog"}, {Label: "no", Text: "it", Pair: "it"}}
+	pairs := []dataset.Example{{Label: "yes", Text: "the cat", Pair: "a dog"}, {Label: "no", Text: "it", Pair: "it"}}
 	dp, err := NewClassificationData(tok, pairs, []string{"no", "yes"}, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestClassificationData(t *testing.T) {
 		t.Errorf("pair batch %v types %v", b.InputIDs, b.TokenTypeIDs)
 	}
 	// A label the model does not know is not trained on, and is a class of its own in scoring.
-	du, err := NewClassificationData(tok, append(ex, tinydata.Example{Label: "neg", Text: "bad"}), []string{"other", "pos"}, 16)
+	du, err := NewClassificationData(tok, append(ex, dataset.Example{Label: "neg", Text: "bad"}), []string{"other", "pos"}, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestClassificationData(t *testing.T) {
 
 func TestTaggingData(t *testing.T) {
 	tok := ftTokenizer(t)
-	sents := []tinydata.TaggedSentence{
+	sents := []dataset.TaggedSentence{
 		{Tokens: []string{"John", "lives", "in", "Paris", "."}, Tags: []string{"B-PER", "O", "O", "B-LOC", "O"}},
 		{Tokens: []string{"playing", "played", "cat"}, Tags: []string{"VBG", "VBD", "NN"}},
 	}
@@ -137,54 +137,18 @@ func TestTaggingData(t *testing.T) {
 	}
 }
 
-func TestParseSQuAD(t *testing.T) {
-	// "Café" is 4 characters and 5 bytes: answer_start counts characters.
-	good := `{"version": "1.1", "data": [{"title": "T", "paragraphs": [{"context": "Café: the sky is blue.",
-		"qas": [{"id": "q1", "question": "What color is the sky?", "answers": [{"text": "blue", "answer_start": 17}, {"text": "blue.", "answer_start": 17}]}]}]}]}`
-	ex, err := ParseSQuAD(strings.NewReader(good))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ex) != 1 || ex[0].ID != "q1" || ex[0].Title != "T" || len(ex[0].Answers) != 2 || ex[0].Answers[0].Start != 17 {
-		t.Errorf("parsed %+v", ex)
-	}
-	tests := []struct{ name, in, want string }{
-		{"syntax", "{\"data\": [\n  {\"title\": }]}", "line 2, column 13"},
-		{"type", `{"data": [{"paragraphs": [{"context": 5}]}]}`, "context"},
-		{"no data", `{"version": "1.1"}`, `no "data"`},
-		{"no questions", `{"data": []}`, "no questions"},
-		{"empty context", `{"data": [{"paragraphs": [{"context": " ", "qas": []}]}]}`, "data[0].paragraphs[0]: empty context"},
-		{"no id", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"question": "q", "answers": [{"text": "c", "answer_start": 0}]}]}]}]}`, "qas[0]: no id"},
-		{"duplicate id", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "x", "question": "q", "answers": [{"text": "c", "answer_start": 0}]},
-			{"id": "x", "question": "q", "answers": [{"text": "c", "answer_start": 0}]}]}]}]}`, "already used at data[0].paragraphs[0].qas[0]"},
-		{"empty question", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "x", "question": "", "answers": []}]}]}]}`, "empty question"},
-		{"v2", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "x", "question": "q", "is_impossible": true, "answers": []}]}]}]}`, "SQuAD v2"},
-		{"no answers", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "x", "question": "q", "answers": []}]}]}]}`, "no answers"},
-		{"no start", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "x", "question": "q", "answers": [{"text": "c"}]}]}]}]}`, "no answer_start"},
-		{"past the end", `{"data": [{"paragraphs": [{"context": "abc", "qas": [{"id": "x", "question": "q", "answers": [{"text": "c", "answer_start": 3}]}]}]}]}`, "past the context's 3 characters"},
-		{"mismatch", `{"data": [{"paragraphs": [{"context": "Café blue!", "qas": [{"id": "x", "question": "q", "answers": [{"text": "blue", "answer_start": 6}]}]}]}]}`, `"blue" is not the context's "lue!"`},
-		{"negative start", `{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "x", "question": "q", "answers": [{"text": "c", "answer_start": -1}]}]}]}]}`, "answer_start -1"},
-	}
-	for _, tc := range tests {
-		_, err := ParseSQuAD(strings.NewReader(tc.in))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want it to contain %q", tc.name, err, tc.want)
-		}
-	}
-}
-
 // qaExample is a long context with the answer near its end.
-func qaExample() SQuADExample {
+func qaExample() dataset.SQuADExample {
 	ctx := strings.Repeat("the cat sat on the mat . ", 4) + "Café: the sky is blue. " + strings.Repeat("the dog sat . ", 2)
 	start := strings.Index(ctx, "blue")
-	return SQuADExample{ID: "q", Context: ctx, Question: "  what color is the sky ?", Answers: []SQuADAnswer{{Text: "blue", Start: len([]rune(ctx[:start]))}}}
+	return dataset.SQuADExample{ID: "q", Context: ctx, Question: "  what color is the sky ?", Answers: []dataset.SQuADAnswer{{Text: "blue", Start: len([]rune(ctx[:start]))}}}
 }
 
 func TestQAWindows(t *testing.T) {
 	tok := ftTokenizer(t)
 	ex := qaExample()
 	c := QAConfig{MaxSeqLength: 16, DocStride: 3, MaxQueryLength: 8, MaxAnswerLength: 5, NBest: 20}
-	d, err := NewQAData(tok, []SQuADExample{ex}, c)
+	d, err := NewQAData(tok, []dataset.SQuADExample{ex}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,11 +187,11 @@ func TestQAWindows(t *testing.T) {
 	// A question longer than MaxQueryLength is cut.
 	long := ex
 	long.Question = strings.Repeat("what ", 20)
-	d2, err := NewQAData(tok, []SQuADExample{long}, c)
+	d2, err := NewQAData(tok, []dataset.SQuADExample{long}, c)
 	if err != nil || d2.QuestionsTruncated != 1 {
 		t.Errorf("long question: %v, truncated %d", err, d2.QuestionsTruncated)
 	}
-	if _, err := NewQAData(tok, []SQuADExample{ex}, QAConfig{MaxSeqLength: 16, DocStride: 5, MaxQueryLength: 8, MaxAnswerLength: 5, NBest: 5}); err == nil {
+	if _, err := NewQAData(tok, []dataset.SQuADExample{ex}, QAConfig{MaxSeqLength: 16, DocStride: 5, MaxQueryLength: 8, MaxAnswerLength: 5, NBest: 5}); err == nil {
 		t.Error("a stride as large as the window's room accepted")
 	}
 }
@@ -236,7 +200,7 @@ func TestQAAnswersPostprocessing(t *testing.T) {
 	tok := ftTokenizer(t)
 	ex := qaExample()
 	c := QAConfig{MaxSeqLength: 16, DocStride: 3, MaxQueryLength: 8, MaxAnswerLength: 3, NBest: 20}
-	d, err := NewQAData(tok, []SQuADExample{ex}, c)
+	d, err := NewQAData(tok, []dataset.SQuADExample{ex}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,14 +241,14 @@ func TestQAAnswersPostprocessing(t *testing.T) {
 func TestTaskDataEvaluateChecksTheModel(t *testing.T) {
 	tok := ftTokenizer(t)
 	m := ftModel(t, tok, bert.SequenceClassification, []string{"neg", "pos"})
-	d, err := NewClassificationData(tok, []tinydata.Example{{Label: "a", Text: "good"}}, []string{"a", "b"}, 8)
+	d, err := NewClassificationData(tok, []dataset.Example{{Label: "a", Text: "good"}}, []string{"a", "b"}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Evaluate(context.Background(), m, 4); err == nil {
 		t.Error("a model of other labels accepted")
 	}
-	td, _ := NewTaggingData(tok, []tinydata.TaggedSentence{{Tokens: []string{"cat"}, Tags: []string{"neg"}}}, []string{"neg", "pos"}, 8)
+	td, _ := NewTaggingData(tok, []dataset.TaggedSentence{{Tokens: []string{"cat"}, Tags: []string{"neg"}}}, []string{"neg", "pos"}, 8)
 	if _, err := td.Evaluate(context.Background(), m, 4); err == nil {
 		t.Error("tagging data evaluated with a sequence classifier")
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // noError is true when the page shows no error.

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/pipeline/embedmap"
-	"github.com/bertlab/bertlab/ui"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/ui"
 )
 
 // embPoint is a dot the embeddings view drew: the PCA coordinates it was given and where it
@@ -34,7 +34,7 @@ const embPointsJS = `JSON.parse(document.querySelector('.embmap canvas').bertlab
 // are drawn on one scale for both axes (x right, y up).
 func checkEmbPoints(t *testing.T, got []embPoint, f *folder, sentences []string, layer int, hide bool, what string) {
 	t.Helper()
-	want, err := embedmap.Map(f.Model, f.Tok, sentences, layer, pipeline.EmbeddingMapOptions{HideSpecial: hide})
+	want, err := pipeline.EmbeddingMap(f.Model, f.Tok, sentences, layer, pipeline.EmbeddingMapOptions{HideSpecial: hide})
 	if err != nil {
 		t.Fatal(err)
 	}

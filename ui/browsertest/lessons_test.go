@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/ui"
 	"github.com/chromedp/chromedp"
@@ -116,11 +118,11 @@ func cmpFloat(a, b float64) int {
 // model, never written in: the head with the highest statistic (lessons 3, 4, 9) from
 // pipeline.Attention with the statistic computed in this file; the second "the" and the
 // pieces of a word from the tokenizer; a seed with and one without a random replacement from
-// pipeline.MaskLab; a next-sentence threshold between two sentences B from
+// lab.MaskLab; a next-sentence threshold between two sentences B from
 // pipeline.NextSentence (a random model's NSP head moves by hundredths of a percent, so the
 // goal "NotNext@p" sets p between them); a token that enters the top 3 for one sentence and is
 // not in the top 3 of the lesson's own from pipeline.FillMask; and a fine-tuning run's test
-// accuracy from the same run done natively (pipeline.NewFinetune), with the goal just above it
+// accuracy from the same run done natively (lab.NewFinetune), with the goal just above it
 // (fails) and just below it (solved). It also checks the landing of a first visit (lesson 1),
 // the keys that move between lessons, the progress kept in localStorage and the landing of a
 // returning user (where they were).
@@ -275,11 +277,11 @@ func TestLessons(t *testing.T) {
 	// 6. Masked-LM pre-training: a seed without and one with a random replacement.
 	seedWith, seedWithout := -1, -1
 	for s := 0; s < 500 && (seedWith < 0 || seedWithout < 0); s++ {
-		r, err := pipeline.MaskLab(model.Tok, lesson(6).Start.Text, c.MaxPositionEmbeddings, uint64(s), false)
+		r, err := lab.MaskLab(model.Tok, lesson(6).Start.Text, c.MaxPositionEmbeddings, uint64(s), false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if slices.Contains(r.Kinds, pipeline.KindRandom) {
+		if slices.Contains(r.Kinds, engine.KindRandom) {
 			seedWith = max(seedWith, s)
 		} else {
 			seedWithout = max(seedWithout, s)
@@ -373,8 +375,8 @@ func TestLessons(t *testing.T) {
 	screenshot(t, ctx, "lesson-10")
 
 	// 8. Fine-tuning: the test accuracy of the run, computed natively from the same run.
-	req := pipeline.FinetuneRequest{Task: pipeline.TaskSentiment, Epochs: 1, LR: 0.001, BatchSize: 64, Seed: 1}
-	ft, err := pipeline.NewFinetune(model.Model, model.Tok, req)
+	req := engine.FinetuneRequest{Task: engine.TaskSentiment, Epochs: 1, LR: 0.001, BatchSize: 64, Seed: 1}
+	ft, err := lab.NewFinetune(model.Model, model.Tok, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/chromedp/chromedp"
 )
 
 // TestModelsView loads a BERT folder of the user's own through the file picker, then a broken

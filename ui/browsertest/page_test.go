@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 type pagePred struct {

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/ui"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/ui"
 )
 
 // nspJS reads the IsNext probability the mask view shows ("" while it is computing).

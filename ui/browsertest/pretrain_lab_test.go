@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
-	"github.com/bertlab/bertlab/core/pipeline"
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/lab"
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // fillJS reads the "try it" fill-mask answer the page shows: per mask, its predictions.
@@ -60,7 +62,7 @@ func TestPretrainLab(t *testing.T) {
 	if !strings.Contains(info, "2 layers, hidden 64, 2 heads") || !strings.Contains(info, "held out") {
 		t.Errorf("the run's description: %q", info)
 	}
-	if n := eval[int](t, ctx, `document.querySelectorAll('[data-role="mlm-vocabulary"] .vtok').length`); n < 500 || n > pipeline.MLMDefaultVocab {
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-role="mlm-vocabulary"] .vtok').length`); n < 500 || n > lab.MLMDefaultVocab {
 		t.Errorf("the vocabulary shows %d tokens", n)
 	}
 	// A click while training runs is answered (the worker trains, the page draws).

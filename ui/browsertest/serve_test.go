@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/api"
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/chromedp"
+
+	"github.com/bertlab/bertlab/api"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // encodings records the Content-Encoding of every .wasm answer.
@@ -73,7 +75,11 @@ func TestServedByBertlab(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h, err := api.New(api.Model{Name: "tiny-random", Model: model.Model, Tokenizer: model.Tok}, api.Options{Static: os.DirFS(dir)})
+	e, err := engine.New("tiny-random", model.Model, model.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(e, api.Options{Static: os.DirFS(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

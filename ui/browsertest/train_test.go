@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
-	"github.com/bertlab/bertlab/core/pipeline"
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/lab"
 )
 
 // lossPixels counts the pixels of the loss canvas in the colour of its smoothed curve.
@@ -159,7 +160,7 @@ func TestTrainingLab(t *testing.T) {
 	if tf.Tokenizer == nil {
 		t.Fatal("the downloaded folder has no vocab.txt")
 	}
-	want, err := pipeline.PredictTask(tf.Model, tf.Tokenizer, text, 128)
+	want, err := lab.PredictTask(tf.Model, tf.Tokenizer, text, 128)
 	if err != nil {
 		t.Fatal(err)
 	}

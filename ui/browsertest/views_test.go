@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/bertlab/bertlab/core/lab"
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 type pageVec struct {
@@ -126,7 +128,7 @@ func TestStepsAndMaskingViews(t *testing.T) {
 		t.Helper()
 		wait(t, ctx, 30*time.Second, what,
 			settled+` && document.querySelector('.lab[data-seed="`+itoa(seed)+`"]') && document.querySelectorAll('.nsp').length === 6`)
-		want, err := pipeline.MaskLab(model.Tok, text, c.MaxPositionEmbeddings, uint64(seed), ww)
+		want, err := lab.MaskLab(model.Tok, text, c.MaxPositionEmbeddings, uint64(seed), ww)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +137,7 @@ func TestStepsAndMaskingViews(t *testing.T) {
 		if strings.Join(shown, " ") != strings.Join(want.Shown, " ") || strings.Join(kinds, ",") != strings.Join(want.Kinds, ",") {
 			t.Errorf("%s: page %q %q, native Masker %q %q", what, shown, kinds, want.Shown, want.Kinds)
 		}
-		pairs, err := pipeline.NSPPairs(model.Tok, uint64(seed), 6)
+		pairs, err := lab.NSPPairs(model.Tok, uint64(seed), 6)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +159,7 @@ func TestStepsAndMaskingViews(t *testing.T) {
 	do(t, ctx, 10*time.Second, "whole words", chromedp.Click(chromedp.CSS(`input[data-role="whole-word"]`)))
 	wait(t, ctx, 10*time.Second, "ww in the URL", `location.hash.includes('ww=1')`)
 	checkLab("seed 1, whole words", text, 1, true)
-	samples, err := pipeline.SampleSentences()
+	samples, err := lab.SampleSentences()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall/js"
 
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/ui"
 )
@@ -164,14 +165,14 @@ func (e *workerEngine) Steps(text string, layer, token int) (*pipeline.StepsResu
 	return &r, e.call(&r, "steps", text, layer, token)
 }
 
-func (e *workerEngine) MaskLab(text string, seed int, wholeWord bool) (*pipeline.MaskLabResult, error) {
-	var r pipeline.MaskLabResult
+func (e *workerEngine) MaskLab(text string, seed int, wholeWord bool) (*engine.MaskLabResult, error) {
+	var r engine.MaskLabResult
 	return &r, e.call(&r, "maskLab", text, seed, wholeWord)
 }
 
-func (e *workerEngine) NSPPairs(seed, n int) ([]pipeline.NSPPair, error) {
+func (e *workerEngine) NSPPairs(seed, n int) ([]engine.NSPPair, error) {
 	var r struct {
-		Pairs []pipeline.NSPPair `json:"pairs"`
+		Pairs []engine.NSPPair `json:"pairs"`
 	}
 	err := e.call(&r, "nspPairs", seed, n)
 	return r.Pairs, err
@@ -197,12 +198,12 @@ func (e *workerEngine) Embeddings(sentences []string, opts pipeline.EmbeddingMap
 	return r.Layers, err
 }
 
-func (e *workerEngine) TrainStart(req pipeline.FinetuneRequest) (*pipeline.FinetuneInfo, error) {
+func (e *workerEngine) TrainStart(req engine.FinetuneRequest) (*engine.FinetuneInfo, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	var info pipeline.FinetuneInfo
+	var info engine.FinetuneInfo
 	return &info, e.call(&info, "trainStart", string(b))
 }
 
@@ -216,8 +217,8 @@ func (e *workerEngine) TrainStop() (*ui.TrainEvents, error) {
 	return &r, e.call(&r, "trainStop")
 }
 
-func (e *workerEngine) TrainPredict(text string) (*pipeline.TaskPrediction, error) {
-	var r pipeline.TaskPrediction
+func (e *workerEngine) TrainPredict(text string) (*engine.TaskPrediction, error) {
+	var r engine.TaskPrediction
 	return &r, e.call(&r, "trainPredict", text)
 }
 

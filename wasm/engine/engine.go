@@ -12,49 +12,45 @@
 //	                                    "special":..., "word_ids":..., "truncated":..., "length": tokens before truncation}
 //	bertlab.attention(text[, pair]) -> {"layers":[pipeline.AttentionResult for layer 0, 1, ...]}
 //	bertlab.steps(text, layer, token) -> pipeline.StepsResult (the walk through one layer)
-//	bertlab.maskLab(text, seed, wholeWord) -> pipeline.MaskLabResult (BERT's 15% masking)
-//	bertlab.nspPairs(seed, n) -> {"pairs":[pipeline.NSPPair ...]} from tinydata web/pretrain.txt
+//	bertlab.maskLab(text, seed, wholeWord) -> engine.MaskLabResult (BERT's 15% masking)
+//	bertlab.nspPairs(seed, n) -> {"pairs":[engine.NSPPair ...]} from tinydata web/pretrain.txt
 //	bertlab.samples() -> {"sentences":[...]} of tinydata web/pretrain.txt
 //	bertlab.embeddings([sentence, ...], hideSpecial) -> {"layers":[pipeline.EmbeddingMapResult for layer 0 (embeddings), 1, ...]}
-//	bertlab.trainStart(requestJSON) -> pipeline.FinetuneInfo (a new training-lab run, pipeline.FinetuneRequest;
+//	bertlab.trainStart(requestJSON) -> engine.FinetuneInfo (a new training-lab run, engine.FinetuneRequest;
 //	                                   task "mlm" pre-trains a tiny BERT from scratch)
 //	bertlab.trainStep() -> {"events":[train.Event ...], "done":bool}: the run's next step (or evaluation)
 //	bertlab.trainStop() -> {"events":[the EventDone]}: ends the run where it is
-//	bertlab.trainPredict(text) -> pipeline.TaskPrediction of the run's model (fill-mask for "mlm")
+//	bertlab.trainPredict(text) -> engine.TaskPrediction of the run's model (fill-mask for "mlm")
 //	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
 //
 // The page asks for one training step at a time, so that between steps the worker reads the
 // page's other messages (and the page can pause by not asking).
 //
-// Every function returns a JSON string; errors come back as {"error": "..."}.
+// Every function returns a JSON string; errors come back as {"error": "..."}. The answers are
+// core/engine's: this package only turns JavaScript values into Go ones and back.
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"syscall/js"
+	"testing/fstest"
 
-	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	coreengine "github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/pipeline/embedmap"
-	"github.com/bertlab/bertlab/core/tokenizer"
-	"github.com/bertlab/bertlab/core/train"
 )
 
 type engine struct {
-	model *bert.Model
-	tok   *tokenizer.Tokenizer
-	ft    *pipeline.Finetune // the training lab's run; nil before the first
+	e *coreengine.Engine
 }
 
 // Serve sets up the global `bertlab` object, calls the global bertlabReady (when there is one)
 // and then serves calls until the module is torn down: it never returns.
 func Serve() {
-	e := &engine{}
+	e := &engine{e: &coreengine.Engine{Labs: lab.Labs{}}}
 	api := js.Global().Get("Object").New()
 	api.Set("load", jsFunc(e.load))
 	api.Set("fillMask", jsFunc(e.fillMask))
@@ -124,62 +120,34 @@ func bytesOf(v js.Value, field string) ([]byte, error) {
 	return b, nil
 }
 
+// loadFields are load's fields and the files of the model folder they hold.
+var loadFields = []struct{ field, file string }{
+	{"config", checkpoint.ConfigFile},
+	{"weights", checkpoint.WeightsFile},
+	{"vocab", checkpoint.VocabFile},
+	{"tokenizerConfig", checkpoint.TokenizerConfigFile},
+}
+
+// load makes the files it is handed into a folder in memory and loads it as every other home
+// of the engine loads a folder (checkpoint.LoadFS).
 func (e *engine) load(args []js.Value) (any, error) {
 	if len(args) != 1 || args[0].Type() != js.TypeObject {
 		return nil, fmt.Errorf("load: want one object {config, weights, vocab, tokenizerConfig}")
 	}
-	files := map[string][]byte{}
-	for _, k := range []string{"config", "weights", "vocab", "tokenizerConfig"} {
-		b, err := bytesOf(args[0], k)
+	files := fstest.MapFS{}
+	for _, f := range loadFields {
+		b, err := bytesOf(args[0], f.field)
 		if err != nil {
 			return nil, err
 		}
-		files[k] = b
-	}
-	if files["config"] == nil || files["weights"] == nil || files["vocab"] == nil {
-		return nil, fmt.Errorf("load: config.json, model.safetensors and vocab.txt are all needed")
-	}
-	cfg, err := bert.ParseConfig(files["config"])
-	if err != nil {
-		return nil, named("config.json", err)
-	}
-	w := files["weights"]
-	m, rep, err := checkpoint.LoadModelReader(bytes.NewReader(w), int64(len(w)), checkpoint.WeightsFile, cfg)
-	if err != nil {
-		return nil, named(checkpoint.WeightsFile, err)
-	}
-	vocab, err := tokenizer.ReadVocab(bytes.NewReader(files["vocab"]))
-	if err != nil {
-		return nil, fmt.Errorf("vocab.txt: %w", err)
-	}
-	tc := tokenizer.DefaultConfig()
-	if files["tokenizerConfig"] != nil {
-		if tc, err = tokenizer.ParseConfig(files["tokenizerConfig"]); err != nil {
-			return nil, fmt.Errorf("tokenizer_config.json: %w", err)
+		if b != nil {
+			files[f.file] = &fstest.MapFile{Data: b}
 		}
 	}
-	tok, err := tokenizer.New(vocab, tc)
-	if err != nil {
-		return nil, err
+	if files[checkpoint.ConfigFile] == nil || files[checkpoint.WeightsFile] == nil || files[checkpoint.VocabFile] == nil {
+		return nil, fmt.Errorf("load: config.json, model.safetensors and vocab.txt are all needed")
 	}
-	// Replace the model only once the new one loaded: a failed load keeps the previous one working.
-	e.model, e.tok = m, tok
-	return map[string]any{"ok": true, "parameters": m.NumParams(), "heads": m.HeadNames(), "notes": rep.Notes, "config": cfg}, nil
-}
-
-// named makes sure an error of a load names the file it is about.
-func named(file string, err error) error {
-	if strings.Contains(err.Error(), file) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", file, err)
-}
-
-func (e *engine) ready() error {
-	if e.model == nil {
-		return fmt.Errorf("no model loaded: call bertlab.load first")
-	}
-	return nil
+	return e.e.Load(files, "")
 }
 
 func optString(args []js.Value, i int) *string {
@@ -190,63 +158,49 @@ func optString(args []js.Value, i int) *string {
 	return nil
 }
 
-func (e *engine) fillMask(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
+func textArg(args []js.Value, want string) (string, error) {
 	if len(args) < 1 || args[0].Type() != js.TypeString {
-		return nil, fmt.Errorf("fillMask: want (text, topK[, pair])")
+		return "", fmt.Errorf("want %s", want)
+	}
+	return args[0].String(), nil
+}
+
+func (e *engine) fillMask(args []js.Value) (any, error) {
+	text, err := textArg(args, "fillMask: want (text, topK[, pair])")
+	if err != nil {
+		return nil, err
 	}
 	k := 5
 	if len(args) > 1 && args[1].Type() == js.TypeNumber {
 		k = args[1].Int()
 	}
-	return pipeline.FillMask(e.model, e.tok, args[0].String(), optString(args, 2), k)
+	return e.e.FillMask(text, optString(args, 2), k)
 }
 
 // nextSentence answers the next-sentence prediction for a pair (the mask view without masks).
 func (e *engine) nextSentence(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
 	if len(args) < 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeString {
 		return nil, fmt.Errorf("nextSentence: want (text, pair)")
 	}
-	return pipeline.NextSentence(e.model, e.tok, args[0].String(), args[1].String())
+	return e.e.NextSentence(args[0].String(), args[1].String())
 }
 
 func (e *engine) tokenize(args []js.Value) (any, error) {
-	if e.tok == nil {
-		return nil, fmt.Errorf("no tokenizer loaded: call bertlab.load first")
-	}
-	if len(args) < 1 || args[0].Type() != js.TypeString {
-		return nil, fmt.Errorf("tokenize: want (text[, pair])")
-	}
-	text, pair := args[0].String(), optString(args, 1)
-	enc, err := pipeline.Encode(e.tok, text, pair, e.model.Config.MaxPositionEmbeddings)
+	text, err := textArg(args, "tokenize: want (text[, pair])")
 	if err != nil {
 		return nil, err
 	}
-	length := enc.Len()
-	if enc.Truncated {
-		if length, err = pipeline.FullLength(e.tok, text, pair); err != nil {
-			return nil, err
-		}
-	}
-	return map[string]any{"input_ids": enc.IDs, "tokens": enc.Tokens, "token_type_ids": enc.TypeIDs, "offsets": enc.CharOffsets,
-		"special": enc.Special, "word_ids": enc.WordIDs, "truncated": enc.Truncated, "length": length}, nil
+	return e.e.Tokenize(text, optString(args, 1))
 }
 
 // attention answers every layer's attention probabilities from one forward pass (the attention
 // view draws all layers and heads at once).
 func (e *engine) attention(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
+	text, err := textArg(args, "attention: want (text[, pair])")
+	if err != nil {
 		return nil, err
 	}
-	if len(args) < 1 || args[0].Type() != js.TypeString {
-		return nil, fmt.Errorf("attention: want (text[, pair])")
-	}
-	layers, err := pipeline.AttentionLayers(e.model, e.tok, args[0].String(), optString(args, 1))
+	layers, err := e.e.Attention(text, optString(args, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -262,9 +216,6 @@ func intArg(args []js.Value, i int, name string) (int, error) {
 
 // steps answers the walk through one layer for one token (the "Inside a layer" view).
 func (e *engine) steps(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
 	if len(args) < 3 || args[0].Type() != js.TypeString {
 		return nil, fmt.Errorf("steps: want (text, layer, token)")
 	}
@@ -276,14 +227,11 @@ func (e *engine) steps(args []js.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Steps(e.model, e.tok, args[0].String(), nil, layer, token)
+	return e.e.Steps(args[0].String(), layer, token)
 }
 
 // maskLab masks text the way BERT's pre-training data is masked (the masking lab).
 func (e *engine) maskLab(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
 	if len(args) < 2 || args[0].Type() != js.TypeString {
 		return nil, fmt.Errorf("maskLab: want (text, seed, wholeWord)")
 	}
@@ -291,15 +239,11 @@ func (e *engine) maskLab(args []js.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ww := len(args) > 2 && args[2].Truthy()
-	return pipeline.MaskLab(e.tok, args[0].String(), e.model.Config.MaxPositionEmbeddings, uint64(seed), ww)
+	return e.e.MaskLab(args[0].String(), uint64(seed), len(args) > 2 && args[2].Truthy())
 }
 
 // nspPairs builds next-sentence instances from the sample corpus.
 func (e *engine) nspPairs(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
 	seed, err := intArg(args, 0, "nspPairs")
 	if err != nil {
 		return nil, err
@@ -308,7 +252,7 @@ func (e *engine) nspPairs(args []js.Value) (any, error) {
 	if len(args) > 1 && args[1].Type() == js.TypeNumber {
 		n = min(max(args[1].Int(), 1), 50)
 	}
-	pairs, err := pipeline.NSPPairs(e.tok, uint64(seed), n)
+	pairs, err := e.e.NSPPairs(uint64(seed), n)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +261,7 @@ func (e *engine) nspPairs(args []js.Value) (any, error) {
 
 // samples lists the sentences of the sample corpus.
 func (e *engine) samples([]js.Value) (any, error) {
-	s, err := pipeline.SampleSentences()
+	s, err := e.e.Samples()
 	if err != nil {
 		return nil, err
 	}
@@ -327,12 +271,10 @@ func (e *engine) samples([]js.Value) (any, error) {
 // embeddings maps every token of a few sentences to 2-D at every layer, one PCA per layer (the
 // embeddings view), so that its layer slider needs no further request.
 func (e *engine) embeddings(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
 	if len(args) < 1 || args[0].Type() != js.TypeObject || args[0].Get("length").Type() != js.TypeNumber {
 		return nil, fmt.Errorf("embeddings: want ([sentence, ...], hideSpecial)")
 	}
+	// Bounded before the array is read: the engine would refuse it anyway.
 	n := args[0].Get("length").Int()
 	if n > pipeline.MaxEmbeddingSentences {
 		return nil, fmt.Errorf("embeddings: %d sentences; at most %d", n, pipeline.MaxEmbeddingSentences)
@@ -346,7 +288,7 @@ func (e *engine) embeddings(args []js.Value) (any, error) {
 		sentences[i] = v.String()
 	}
 	opts := pipeline.EmbeddingMapOptions{HideSpecial: len(args) > 1 && args[1].Truthy()}
-	layers, err := embedmap.Layers(e.model, e.tok, sentences, opts)
+	layers, err := e.e.Embeddings(sentences, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -356,72 +298,35 @@ func (e *engine) embeddings(args []js.Value) (any, error) {
 // trainStart prepares a training-lab run on a copy of the loaded model (which the other views
 // keep using), replacing the previous run.
 func (e *engine) trainStart(args []js.Value) (any, error) {
-	if err := e.ready(); err != nil {
-		return nil, err
-	}
-	if len(args) < 1 || args[0].Type() != js.TypeString {
-		return nil, fmt.Errorf("trainStart: want (requestJSON)")
-	}
-	var req pipeline.FinetuneRequest
-	if err := json.Unmarshal([]byte(args[0].String()), &req); err != nil {
-		return nil, fmt.Errorf("trainStart: %w", err)
-	}
-	ft, err := pipeline.NewFinetune(e.model, e.tok, req)
+	text, err := textArg(args, "trainStart: want (requestJSON)")
 	if err != nil {
 		return nil, err
 	}
-	e.ft = ft
-	return ft.Info, nil
-}
-
-func (e *engine) run() error {
-	if e.ft == nil {
-		return fmt.Errorf("no training run: call bertlab.trainStart first")
+	var req coreengine.FinetuneRequest
+	if err := json.Unmarshal([]byte(text), &req); err != nil {
+		return nil, fmt.Errorf("trainStart: %w", err)
 	}
-	return nil
-}
-
-type trainEvents struct {
-	Events []train.Event `json:"events"`
-	Done   bool          `json:"done"`
+	return e.e.TrainStart(req)
 }
 
 func (e *engine) trainStep([]js.Value) (any, error) {
-	if err := e.run(); err != nil {
-		return nil, err
-	}
-	evs, err := e.ft.Advance(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	return trainEvents{Events: evs, Done: e.ft.Done()}, nil
+	return e.e.TrainStep(context.Background())
 }
 
 func (e *engine) trainStop([]js.Value) (any, error) {
-	if err := e.run(); err != nil {
-		return nil, err
-	}
-	if e.ft.Done() {
-		return trainEvents{Done: true}, nil
-	}
-	return trainEvents{Events: []train.Event{e.ft.Stop()}, Done: true}, nil
+	return e.e.TrainStop()
 }
 
 func (e *engine) trainPredict(args []js.Value) (any, error) {
-	if err := e.run(); err != nil {
+	text, err := textArg(args, "trainPredict: want (text)")
+	if err != nil {
 		return nil, err
 	}
-	if len(args) < 1 || args[0].Type() != js.TypeString {
-		return nil, fmt.Errorf("trainPredict: want (text)")
-	}
-	return e.ft.Predict(args[0].String())
+	return e.e.TrainPredict(text)
 }
 
 func (e *engine) trainExport([]js.Value) (any, error) {
-	if err := e.run(); err != nil {
-		return nil, err
-	}
-	name, b, err := e.ft.Zip()
+	name, b, err := e.e.TrainExport()
 	if err != nil {
 		return nil, err
 	}

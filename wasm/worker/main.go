@@ -18,6 +18,7 @@ import (
 	"github.com/syumai/workers"
 
 	"github.com/bertlab/bertlab/api"
+	"github.com/bertlab/bertlab/core/engine"
 )
 
 //go:embed model
@@ -56,9 +57,9 @@ func handler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := api.LoadFS(sub, dirs[0])
+	e, err := engine.Open(sub, dirs[0])
 	if err != nil {
 		return nil, err
 	}
-	return api.New(m, api.Options{})
+	return api.New(e, api.Options{})
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -95,24 +97,24 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 	}
 
 	// Masking draws the same positions with the same seed.
-	var lab pipeline.MaskLabResult
-	if err := json.Unmarshal([]byte(lines[4]), &lab); err != nil {
+	var masked engine.MaskLabResult
+	if err := json.Unmarshal([]byte(lines[4]), &masked); err != nil {
 		t.Fatalf("maskLab: %v: %s", err, lines[4])
 	}
-	wantLab, err := pipeline.MaskLab(f.Tokenizer, text, f.Model.Config.MaxPositionEmbeddings, 42, true)
+	wantLab, err := lab.MaskLab(f.Tokenizer, text, f.Model.Config.MaxPositionEmbeddings, 42, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(lab.Shown, " ") != strings.Join(wantLab.Shown, " ") || strings.Join(lab.Kinds, ",") != strings.Join(wantLab.Kinds, ",") {
-		t.Errorf("maskLab: wasm %v %v, native %v %v", lab.Shown, lab.Kinds, wantLab.Shown, wantLab.Kinds)
+	if strings.Join(masked.Shown, " ") != strings.Join(wantLab.Shown, " ") || strings.Join(masked.Kinds, ",") != strings.Join(wantLab.Kinds, ",") {
+		t.Errorf("maskLab: wasm %v %v, native %v %v", masked.Shown, masked.Kinds, wantLab.Shown, wantLab.Kinds)
 	}
 	var nsp struct {
-		Pairs []pipeline.NSPPair `json:"pairs"`
+		Pairs []engine.NSPPair `json:"pairs"`
 	}
 	if err := json.Unmarshal([]byte(lines[5]), &nsp); err != nil || len(nsp.Pairs) != 4 {
 		t.Fatalf("nspPairs: %v: %.300s", err, lines[5])
 	}
-	wantNSP, err := pipeline.NSPPairs(f.Tokenizer, 3, 4)
+	wantNSP, err := lab.NSPPairs(f.Tokenizer, 3, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

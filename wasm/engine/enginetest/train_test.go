@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/checkpoint"
-	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/train"
 )
 
@@ -19,7 +20,7 @@ import (
 // and the same run natively: the same steps, losses and prediction.
 func TestTrainingInNodeMatchesNative(t *testing.T) {
 	node, wasm, wasmExec := buildEngine(t)
-	req := pipeline.FinetuneRequest{Task: pipeline.TaskPOS, Epochs: 2, LR: 1e-3, BatchSize: 8, Seed: 1, MaxLen: 48, MaxTrain: 16}
+	req := engine.FinetuneRequest{Task: engine.TaskPOS, Epochs: 2, LR: 1e-3, BatchSize: 8, Seed: 1, MaxLen: 48, MaxTrain: 16}
 	rb, _ := json.Marshal(req)
 	text := "The cat sat on the mat ."
 	out, err := exec.Command(node, "run_train.mjs", wasmExec, wasm, fixture, string(rb), text).CombinedOutput()
@@ -32,13 +33,13 @@ func TestTrainingInNodeMatchesNative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ft, err := pipeline.NewFinetune(f.Model, f.Tokenizer, req)
+	ft, err := lab.NewFinetune(f.Model, f.Tokenizer, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info pipeline.FinetuneInfo
-	if err := json.Unmarshal([]byte(lines[0]), &info); err != nil || info.TotalSteps != ft.Info.TotalSteps {
-		t.Fatalf("info %s (%v), want %d steps", lines[0], err, ft.Info.TotalSteps)
+	var info engine.FinetuneInfo
+	if err := json.Unmarshal([]byte(lines[0]), &info); err != nil || info.TotalSteps != ft.Info().TotalSteps {
+		t.Fatalf("info %s (%v), want %d steps", lines[0], err, ft.Info().TotalSteps)
 	}
 	i := 1
 	for !ft.Done() {
@@ -72,11 +73,11 @@ func TestTrainingInNodeMatchesNative(t *testing.T) {
 			}
 		}
 	}
-	var got pipeline.TaskPrediction
+	var got engine.TaskPrediction
 	if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {
 		t.Fatalf("%v: %s", err, lines[i])
 	}
-	want, err := pipeline.PredictTask(ft.Tuner.Model, ft.Tok, text, ft.MaxLen)
+	want, err := lab.PredictTask(ft.Tuner.Model, ft.Tok, text, ft.MaxLen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/api"
+	"github.com/bertlab/bertlab/core/engine"
 )
 
 // modelName is the model embedded in the Worker (wasm/worker/model/<name>).
@@ -58,7 +59,7 @@ func TestWorkerMatchesNativeHandler(t *testing.T) {
 
 	worker, pgid := startWrangler(t, wrangler, tmp, assets)
 
-	model, err := api.LoadFS(os.DirFS(filepath.Join(workerDir, "model", modelName)), modelName)
+	model, err := engine.Open(os.DirFS(filepath.Join(workerDir, "model", modelName)), modelName)
 	if err != nil {
 		t.Fatal(err)
 	}

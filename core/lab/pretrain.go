@@ -1,4 +1,4 @@
-package pipeline
+package lab
 
 import (
 	"archive/zip"
@@ -13,22 +13,12 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/tinydata"
-)
-
-// TaskMLM is the training lab's pre-training run: a small BERT from random weights, trained
-// with masked LM on the sample corpus (tinydata web/pretrain.txt) or on the user's text.
-const TaskMLM = "mlm"
-
-// Where the pre-training run's vocabulary comes from (FinetuneRequest.Vocab).
-const (
-	// VocabCorpus is a WordPiece vocabulary trained on the run's corpus (tokenizer.Trainer):
-	// small, so the model is small and every token can be shown.
-	VocabCorpus = "corpus"
-	// VocabModel is the loaded model's vocabulary (30,522 tokens for bert-base-uncased).
-	VocabModel = "model"
 )
 
 // The pre-training run's limits and defaults.
@@ -51,37 +41,12 @@ const (
 	mlmMaxDisplayVocab = 8000 // the vocabulary is sent to the page only up to this size
 )
 
-// PretrainInfo describes the model and data of a pre-training run (FinetuneInfo.MLM).
-type PretrainInfo struct {
-	Layers       int   `json:"layers"`
-	Hidden       int   `json:"hidden"`
-	Heads        int   `json:"heads"`
-	Intermediate int   `json:"intermediate"`
-	Parameters   int64 `json:"parameters"`
-	SeqLen       int   `json:"seq_len"`
-	// Vocab is where the vocabulary comes from (VocabCorpus or VocabModel), VocabSize its size
-	// and Tokens its tokens by id (empty for a vocabulary too large to show).
-	Vocab     string   `json:"vocab"`
-	VocabSize int      `json:"vocab_size"`
-	Tokens    []string `json:"tokens,omitempty"`
-	// Corpus: "sample" (tinydata web/pretrain.txt) or "text" (the user's), its documents,
-	// sentences (lines) and tokens.
-	Corpus      string `json:"corpus"`
-	Documents   int    `json:"documents"`
-	Sentences   int    `json:"sentences"`
-	CorpusToken int    `json:"corpus_tokens"`
-	// HeldOut reports that Test counts held-out instances; otherwise the evaluation set is the
-	// training instances with one fixed mask each.
-	HeldOut   bool `json:"held_out"`
-	EvalEvery int  `json:"eval_every"` // steps between evaluations (and one before the first step)
-}
-
-// newPretrain prepares a TaskMLM run: the vocabulary, a random BertForMaskedLM of the
+// NewPretrain prepares a engine.TaskMLM run: the vocabulary, a random BertForMaskedLM of the
 // requested size, the corpus made into instances (RoBERTa's full sentences, no NSP) masked
 // dynamically as core/train masks them (15%, 80/10/10), and core/train's Pretrainer with the
 // native `bertlab pretrain` recipe (AdamW, 1% warm-up then linear decay, weight decay 0.01,
-// clipping at 1). loaded is the page's tokenizer, used with VocabModel.
-func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, error) {
+// clipping at 1). loaded is the page's tokenizer, used with engine.VocabModel.
+func NewPretrain(loaded *tokenizer.Tokenizer, req engine.FinetuneRequest) (*Pretrain, error) {
 	steps := req.Steps
 	if steps < 0 || steps > MLMMaxSteps {
 		return nil, fmt.Errorf("steps must be 1 to %d, not %d", MLMMaxSteps, steps)
@@ -108,19 +73,21 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 	}
 
 	// The corpus: documents of sentences.
-	info := PretrainInfo{Layers: L, Hidden: H, Heads: A, Intermediate: 4 * H, SeqLen: MLMSeqLen}
+	info := engine.PretrainInfo{Layers: L, Hidden: H, Heads: A, Intermediate: 4 * H, SeqLen: MLMSeqLen}
 	var sents [][]string
 	if strings.TrimSpace(req.Text) == "" {
 		docs, err := tinydata.LoadDocuments(tinydata.WebPretrain)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range docs {
-			sents = append(sents, d.Sentences)
-		}
+		sents = dataset.Sentences(docs)
 		info.Corpus = "sample"
 	} else {
-		sents = TextDocuments(req.Text)
+		docs, err := dataset.ParseText(req.Text)
+		if err != nil {
+			return nil, fmt.Errorf("the text: %w", err)
+		}
+		sents = dataset.Sentences(docs)
 		info.Corpus = "text"
 	}
 	for _, d := range sents {
@@ -134,7 +101,7 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 	// The vocabulary.
 	var tok *tokenizer.Tokenizer
 	switch req.Vocab {
-	case "", VocabCorpus:
+	case "", engine.VocabCorpus:
 		size := cmp0(req.VocabSize, MLMDefaultVocab)
 		if size < mlmMinCorpusVocab || size > mlmMaxCorpusVocab {
 			return nil, fmt.Errorf("vocabulary size must be %d to %d, not %d", mlmMinCorpusVocab, mlmMaxCorpusVocab, size)
@@ -155,14 +122,14 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 		if tok, err = tr.Train(); err != nil {
 			return nil, fmt.Errorf("training the vocabulary: %w", err)
 		}
-		info.Vocab = VocabCorpus
-	case VocabModel:
+		info.Vocab = engine.VocabCorpus
+	case engine.VocabModel:
 		if loaded == nil {
 			return nil, fmt.Errorf("no model loaded: its vocabulary cannot be used")
 		}
-		tok, info.Vocab = loaded, VocabModel
+		tok, info.Vocab = loaded, engine.VocabModel
 	default:
-		return nil, fmt.Errorf("unknown vocabulary %q (want %q or %q)", req.Vocab, VocabCorpus, VocabModel)
+		return nil, fmt.Errorf("unknown vocabulary %q (want %q or %q)", req.Vocab, engine.VocabCorpus, engine.VocabModel)
 	}
 	v := tok.Vocab()
 	info.VocabSize = v.Len()
@@ -234,8 +201,8 @@ func newPretrain(loaded *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, e
 	}
 	p.Eval = eval
 	info.EvalEvery = max(1, steps/mlmEvalPoints)
-	return &Finetune{
-		Info: FinetuneInfo{Task: TaskMLM, Arch: "BertForMaskedLM", MainMetric: "mlm_accuracy", TotalSteps: steps,
+	return &Pretrain{
+		info: engine.FinetuneInfo{Task: engine.TaskMLM, Arch: "BertForMaskedLM", MainMetric: "mlm_accuracy", TotalSteps: steps,
 			StepsPerEpoch: perEpoch, Train: len(data.Instances), Test: len(eval), MLM: &info},
 		Pre: p, Tok: tok, MaxLen: MLMSeqLen, lastEval: -1,
 	}, nil
@@ -248,33 +215,40 @@ func cmp0(v, def int) int {
 	return v
 }
 
-// TextDocuments splits pasted text into documents (separated by blank lines) of sentences
-// (one per line; spaces trimmed).
-func TextDocuments(text string) [][]string {
-	var docs [][]string
-	var cur []string
-	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			if len(cur) > 0 {
-				docs, cur = append(docs, cur), nil
-			}
-			continue
-		}
-		cur = append(cur, line)
-	}
-	if len(cur) > 0 {
-		docs = append(docs, cur)
-	}
-	return docs
+// Pretrain is a pre-training run of the training lab (engine.TaskMLM): core/train's Pretrainer
+// over a new random BertForMaskedLM, driven one step at a time (Advance).
+type Pretrain struct {
+	Pre *train.Pretrainer
+	Tok *tokenizer.Tokenizer
+	// MaxLen is the sequence length of the data, and of Predict.
+	MaxLen   int
+	info     engine.FinetuneInfo
+	finished bool
+	start    time.Time
+	// The step of the latest evaluation (-1 before any) and its figures.
+	lastEval    int
+	lastMetrics map[string]float64
 }
 
-// advanceMLM is Advance for a pre-training run: an evaluation before the first step, every
-// EvalEvery steps and after the last, else one optimizer step.
-func (f *Finetune) advanceMLM(ctx context.Context) ([]train.Event, error) {
+// Info describes the run as NewPretrain prepared it.
+func (f *Pretrain) Info() *engine.FinetuneInfo { return &f.info }
+
+// Done reports whether the run has ended: every step taken and evaluated, or Stop called.
+func (f *Pretrain) Done() bool { return f.finished }
+
+// Advance does the next piece of work of the run: an evaluation before the first step, every
+// EvalEvery steps and after the last, else one optimizer step; after the last it ends the run
+// (an EventDone follows).
+func (f *Pretrain) Advance(ctx context.Context) ([]train.Event, error) {
+	if f.finished {
+		return nil, nil
+	}
+	if f.start.IsZero() {
+		f.start = time.Now()
+	}
 	p := f.Pre
 	step := p.State.Step
-	needsEval := f.lastEval < step && (step%f.Info.MLM.EvalEvery == 0 || step == p.Config.Steps)
+	needsEval := f.lastEval < step && (step%f.info.MLM.EvalEvery == 0 || step == p.Config.Steps)
 	var evs []train.Event
 	if needsEval {
 		ev, err := p.Evaluate()
@@ -296,8 +270,8 @@ func (f *Finetune) advanceMLM(ctx context.Context) ([]train.Event, error) {
 	return evs, nil
 }
 
-// stopMLM is Stop for a pre-training run: the metrics are those of the latest evaluation.
-func (f *Finetune) stopMLM() train.Event {
+// Stop ends the run where it is: the metrics are those of the latest evaluation.
+func (f *Pretrain) Stop() train.Event {
 	f.finished = true
 	p := f.Pre
 	return train.Event{Kind: train.EventDone, Step: p.State.Step, TotalSteps: p.Config.Steps,
@@ -369,31 +343,23 @@ func folderZip(files map[string][]byte, dir string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Predict runs the run's model on text: the task prediction of a fine-tuned classifier, the
-// top-5 fill-mask predictions of every [MASK] for a pre-training run.
-func (f *Finetune) Predict(text string) (*TaskPrediction, error) {
-	if f.Pre != nil {
-		r, err := FillMask(f.Pre.Model, f.Tok, text, nil, 5)
-		if err != nil {
-			return nil, err
-		}
-		return &TaskPrediction{Task: TaskMLM, Fill: r}, nil
+// Predict runs the run's model on text: the top-5 fill-mask predictions of every [MASK].
+func (f *Pretrain) Predict(text string) (*engine.TaskPrediction, error) {
+	r, err := pipeline.FillMask(f.Pre.Model, f.Tok, text, nil, 5)
+	if err != nil {
+		return nil, err
 	}
-	return PredictTask(f.Tuner.Model, f.Tok, text, f.MaxLen)
+	return &engine.TaskPrediction{Task: engine.TaskMLM, Fill: r}, nil
 }
 
-// Zip returns the run's model as a zip of its HF folder "bertlab-TASK/", and the archive's
+// Export returns the run's model as a zip of its HF folder "bertlab-mlm/", and the archive's
 // name.
-func (f *Finetune) Zip() (name string, data []byte, err error) {
-	dir := "bertlab-" + f.Info.Task
-	if f.Pre != nil {
-		files, err := MLMFolderFiles(f.Pre.Model, f.Tok)
-		if err != nil {
-			return "", nil, err
-		}
-		data, err = folderZip(files, dir)
-		return dir + ".zip", data, err
+func (f *Pretrain) Export() (name string, data []byte, err error) {
+	dir := "bertlab-" + f.info.Task
+	files, err := MLMFolderFiles(f.Pre.Model, f.Tok)
+	if err != nil {
+		return "", nil, err
 	}
-	data, err = TaskFolderZip(f.Tuner.Model, f.Tok, dir)
+	data, err = folderZip(files, dir)
 	return dir + ".zip", data, err
 }

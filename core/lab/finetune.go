@@ -1,4 +1,4 @@
-package pipeline
+package lab
 
 import (
 	"bytes"
@@ -9,84 +9,29 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/tinydata"
 )
 
-// The fine-tuning tasks of the training lab, on tinydata's web sample (embedded in every build).
-const (
-	TaskSentiment = "sentiment" // sequence classification: web/sentiment-{train,test}.tsv
-	TaskPOS       = "pos"       // token classification: web/pos-{train,test}.conll
-)
-
-// FinetuneRequest are the settings of a training-lab run.
-type FinetuneRequest struct {
-	Task      string  `json:"task"`
-	Epochs    int     `json:"epochs"`
-	LR        float64 `json:"lr"`
-	BatchSize int     `json:"batch_size"`
-	Seed      uint64  `json:"seed"`
-	// MaxLen is the sequence length (0: 128, cut to the model's positions).
-	MaxLen int `json:"max_len,omitempty"`
-	// MaxTrain keeps the first MaxTrain training examples (0: all), for short runs.
-	MaxTrain int `json:"max_train,omitempty"`
-
-	// TaskMLM only (see newPretrain). Steps are the optimizer steps of the run (0: Epochs
-	// over the corpus).
-	Steps int `json:"steps,omitempty"`
-	// Layers, Hidden and Heads size the new model (0: 2, 64, 2).
-	Layers int `json:"layers,omitempty"`
-	Hidden int `json:"hidden,omitempty"`
-	Heads  int `json:"heads,omitempty"`
-	// Vocab is VocabCorpus (default) or VocabModel; VocabSize the size of a corpus
-	// vocabulary (0: MLMDefaultVocab).
-	Vocab     string `json:"vocab,omitempty"`
-	VocabSize int    `json:"vocab_size,omitempty"`
-	// Text is the corpus: documents separated by blank lines, a sentence a line; "" trains
-	// on the sample corpus (tinydata web/pretrain.txt).
-	Text string `json:"text,omitempty"`
-}
-
-// FinetuneInfo describes a run that NewFinetune prepared.
-type FinetuneInfo struct {
-	Task          string   `json:"task"`
-	Arch          string   `json:"arch"`
-	Labels        []string `json:"labels"`
-	MainMetric    string   `json:"main_metric"`
-	TotalSteps    int      `json:"total_steps"`
-	StepsPerEpoch int      `json:"steps_per_epoch"`
-	Train         int      `json:"train"` // training examples
-	Test          int      `json:"test"`  // test examples, scored after every epoch
-	// MLM describes a pre-training run's model and data (TaskMLM only).
-	MLM *PretrainInfo `json:"mlm,omitempty"`
-}
-
-// Finetune is a training-lab run, driven one step at a time (Advance) so that the caller
-// decides when to go on: core/train's Finetuner over a copy of a model's body with a new task
-// head, or (TaskMLM) core/train's Pretrainer over a new random model.
+// Finetune is a fine-tuning run of the training lab (engine.TaskSentiment, engine.TaskPOS):
+// core/train's Finetuner over a copy of a model's body with a new task head, driven one step
+// at a time (Advance) so that the caller decides when to go on.
 type Finetune struct {
-	Info  FinetuneInfo
-	Tuner *train.Finetuner  // fine-tuning; nil for TaskMLM
-	Pre   *train.Pretrainer // TaskMLM; nil for fine-tuning
+	Tuner *train.Finetuner
 	Tok   *tokenizer.Tokenizer
 	// MaxLen is the sequence length of the data, and of Predict.
 	MaxLen   int
+	info     engine.FinetuneInfo
 	finished bool
 	start    time.Time
-	// TaskMLM: the step of the latest evaluation (-1 before any) and its figures.
-	lastEval    int
-	lastMetrics map[string]float64
 }
 
-// NewFinetune prepares a run of req on a copy of body (body itself is left as it is: the
-// other views keep using it), the task head initialised from req.Seed.
-// For TaskMLM body is not used (the run starts from random weights); tok is the loaded
-// model's tokenizer, whose vocabulary the run may take.
-func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest) (*Finetune, error) {
-	if req.Task == TaskMLM {
-		return newPretrain(tok, req)
-	}
+// NewFinetune prepares a fine-tuning run of req on a copy of body (body itself is left as it
+// is: the other views keep using it), the task head initialised from req.Seed.
+func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req engine.FinetuneRequest) (*Finetune, error) {
 	if req.Epochs < 1 || req.Epochs > 50 {
 		return nil, fmt.Errorf("epochs must be 1 to 50, not %d", req.Epochs)
 	}
@@ -108,7 +53,7 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest
 		nTrain, nTe int
 	)
 	switch req.Task {
-	case TaskSentiment:
+	case engine.TaskSentiment:
 		tr, err := tinydata.LoadClassification(tinydata.WebSentimentTrain)
 		if err != nil {
 			return nil, err
@@ -130,7 +75,7 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest
 			return nil, err
 		}
 		trainD, dev, nTrain, nTe = d, t, len(tr), len(te)
-	case TaskPOS:
+	case engine.TaskPOS:
 		tr, err := tinydata.LoadTagged(tinydata.WebPOSTrain)
 		if err != nil {
 			return nil, err
@@ -153,7 +98,7 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest
 		}
 		trainD, dev, nTrain, nTe = d, t, len(tr), len(te)
 	default:
-		return nil, fmt.Errorf("unknown task %q (want %q, %q or %q)", req.Task, TaskSentiment, TaskPOS, TaskMLM)
+		return nil, fmt.Errorf("unknown task %q (want %q, %q or %q)", req.Task, engine.TaskSentiment, engine.TaskPOS, engine.TaskMLM)
 	}
 	tm, err := copyWithHead(body, task, labels, req.Seed)
 	if err != nil {
@@ -166,7 +111,7 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req FinetuneRequest
 		return nil, err
 	}
 	return &Finetune{
-		Info: FinetuneInfo{Task: req.Task, Arch: string(task), Labels: labels, MainMetric: dev.MainMetric(),
+		info: engine.FinetuneInfo{Task: req.Task, Arch: string(task), Labels: labels, MainMetric: dev.MainMetric(),
 			TotalSteps: f.TotalSteps, StepsPerEpoch: f.StepsPerEpoch, Train: nTrain, Test: nTe},
 		Tuner: f, Tok: tok, MaxLen: maxLen,
 	}, nil
@@ -189,6 +134,9 @@ func copyWithHead(body *bert.Model, task bert.Task, labels []string, seed uint64
 	return tm, err
 }
 
+// Info describes the run as NewFinetune prepared it.
+func (f *Finetune) Info() *engine.FinetuneInfo { return &f.info }
+
 // Done reports whether the run has ended: every step taken and evaluated, or Stop called.
 func (f *Finetune) Done() bool { return f.finished }
 
@@ -201,9 +149,6 @@ func (f *Finetune) Advance(ctx context.Context) ([]train.Event, error) {
 	}
 	if f.start.IsZero() {
 		f.start = time.Now()
-	}
-	if f.Pre != nil {
-		return f.advanceMLM(ctx)
 	}
 	var evs []train.Event
 	switch {
@@ -228,38 +173,34 @@ func (f *Finetune) Advance(ctx context.Context) ([]train.Event, error) {
 
 // Stop ends the run where it is; the model keeps the weights of its last step.
 func (f *Finetune) Stop() train.Event {
-	if f.Pre != nil {
-		return f.stopMLM()
-	}
 	f.finished = true
 	m := f.Tuner.Finish()
 	return train.Event{Kind: train.EventDone, Step: f.Tuner.Steps, TotalSteps: f.Tuner.TotalSteps, Epoch: f.Tuner.Epoch(),
 		Metrics: m, Elapsed: time.Since(f.start)}
 }
 
-// TaskPrediction is a fine-tuned model's answer for one text: class probabilities for
-// sequence classification, a tag (with its probability) per word for token classification.
-type TaskPrediction struct {
-	Task   string    `json:"task"`
-	Labels []string  `json:"labels,omitempty"`
-	Probs  []float64 `json:"probs,omitempty"` // by label, classification
-	Label  string    `json:"label,omitempty"` // the most probable class
-	Words  []string  `json:"words,omitempty"` // tagging: the words, as the tokenizer splits them
-	Tags   []string  `json:"tags,omitempty"`
-	TagP   []float64 `json:"tag_probs,omitempty"`
-	// Fill is a pre-training run's fill-mask answer (TaskMLM).
-	Fill *FillMaskResult `json:"fill,omitempty"`
+// Predict runs the run's model on text: the task prediction of the classifier.
+func (f *Finetune) Predict(text string) (*engine.TaskPrediction, error) {
+	return PredictTask(f.Tuner.Model, f.Tok, text, f.MaxLen)
+}
+
+// Export returns the run's model as a zip of its HF folder "bertlab-TASK/", and the archive's
+// name.
+func (f *Finetune) Export() (name string, data []byte, err error) {
+	dir := "bertlab-" + f.info.Task
+	data, err = TaskFolderZip(f.Tuner.Model, f.Tok, dir)
+	return dir + ".zip", data, err
 }
 
 // PredictTask runs m on text, encoded as its training data was (maxLen tokens at most).
-func PredictTask(m *bert.TaskModel, tok *tokenizer.Tokenizer, text string, maxLen int) (*TaskPrediction, error) {
+func PredictTask(m *bert.TaskModel, tok *tokenizer.Tokenizer, text string, maxLen int) (*engine.TaskPrediction, error) {
 	if len(m.Labels) == 0 {
 		return nil, fmt.Errorf("the model has no labels")
 	}
 	maxLen = min(max(maxLen, 8), m.Bert.Config.MaxPositionEmbeddings)
 	switch m.Task {
 	case bert.SequenceClassification:
-		d, err := train.NewClassificationData(tok, []tinydata.Example{{Label: m.Labels[0], Text: text}}, m.Labels, maxLen)
+		d, err := train.NewClassificationData(tok, []dataset.Example{{Label: m.Labels[0], Text: text}}, m.Labels, maxLen)
 		if err != nil {
 			return nil, err
 		}
@@ -275,10 +216,10 @@ func PredictTask(m *bert.TaskModel, tok *tokenizer.Tokenizer, text string, maxLe
 				best = i
 			}
 		}
-		return &TaskPrediction{Task: TaskSentiment, Labels: m.Labels, Probs: p, Label: m.Labels[best]}, nil
+		return &engine.TaskPrediction{Task: engine.TaskSentiment, Labels: m.Labels, Probs: p, Label: m.Labels[best]}, nil
 	case bert.TokenClassification:
 		words := tokenizer.PreTokenize(tok.Config(), text)
-		out := &TaskPrediction{Task: TaskPOS, Words: words}
+		out := &engine.TaskPrediction{Task: engine.TaskPOS, Words: words}
 		if len(words) == 0 {
 			return out, nil
 		}
@@ -286,7 +227,7 @@ func PredictTask(m *bert.TaskModel, tok *tokenizer.Tokenizer, text string, maxLe
 		for i := range tags {
 			tags[i] = m.Labels[0]
 		}
-		d, err := train.NewTaggingData(tok, []tinydata.TaggedSentence{{Tokens: words, Tags: tags}}, m.Labels, maxLen)
+		d, err := train.NewTaggingData(tok, []dataset.TaggedSentence{{Tokens: words, Tags: tags}}, m.Labels, maxLen)
 		if err != nil {
 			return nil, err
 		}

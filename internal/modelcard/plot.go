@@ -1,4 +1,4 @@
-package main
+package modelcard
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 	"golang.org/x/image/vector"
+
+	"github.com/bertlab/bertlab/internal/human"
 )
 
 // series is one curve of a chart: points (x, y) joined by lines, or drawn as dots.
@@ -182,7 +184,7 @@ func tickLabel(t float64, ticks []float64) string {
 		t = 0
 	}
 	if dec == 0 && math.Abs(t) >= 10000 {
-		return commas(int64(math.Round(t)))
+		return human.Commas(int64(math.Round(t)))
 	}
 	return strconv.FormatFloat(t, 'f', dec, 64)
 }

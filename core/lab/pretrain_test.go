@@ -1,4 +1,4 @@
-package pipeline
+package lab
 
 import (
 	"archive/zip"
@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/train"
 )
 
@@ -28,10 +30,10 @@ func mlmText(t *testing.T) string {
 }
 
 // runAll advances f to its end and returns its step losses and evaluations.
-func runAll(t *testing.T, f *Finetune) (losses []float64, evals []train.Event, done int) {
+func runAll(t *testing.T, f engine.Run) (losses []float64, evals []train.Event, done int) {
 	t.Helper()
 	for i := 0; !f.Done(); i++ {
-		if i > 10*f.Info.TotalSteps+10 {
+		if i > 10*f.Info().TotalSteps+10 {
 			t.Fatal("the run does not end")
 		}
 		evs, err := f.Advance(context.Background())
@@ -66,15 +68,15 @@ func mean(x []float64) float64 {
 // BertForMaskedLM folder loads with checkpoint.LoadFolder and fills masks exactly as the
 // model in memory.
 func TestPretrainRunAndExport(t *testing.T) {
-	req := FinetuneRequest{Task: TaskMLM, Steps: 40, LR: 5e-3, BatchSize: 8, Seed: 1, VocabSize: 300, Text: mlmText(t)}
-	f, err := NewFinetune(nil, nil, req)
+	req := engine.FinetuneRequest{Task: engine.TaskMLM, Steps: 40, LR: 5e-3, BatchSize: 8, Seed: 1, VocabSize: 300, Text: mlmText(t)}
+	f, err := NewPretrain(nil, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi := f.Info.MLM
-	if mi == nil || f.Info.TotalSteps != 40 || mi.Layers != 2 || mi.Hidden != 64 || mi.Heads != 2 || mi.Vocab != VocabCorpus ||
+	mi := f.Info().MLM
+	if mi == nil || f.Info().TotalSteps != 40 || mi.Layers != 2 || mi.Hidden != 64 || mi.Heads != 2 || mi.Vocab != engine.VocabCorpus ||
 		mi.Corpus != "text" || mi.Documents != 2 || mi.Sentences != 60 || mi.VocabSize != f.Tok.Vocab().Len() || len(mi.Tokens) != mi.VocabSize {
-		t.Fatalf("info %+v, mlm %+v", f.Info, mi)
+		t.Fatalf("info %+v, mlm %+v", f.Info(), mi)
 	}
 	if mi.VocabSize < 200 || mi.VocabSize > 300 || mi.Tokens[0] != "[PAD]" || mi.Tokens[4] != "[MASK]" {
 		t.Errorf("corpus vocabulary of %d tokens, first %q", mi.VocabSize, mi.Tokens[:5])
@@ -82,8 +84,8 @@ func TestPretrainRunAndExport(t *testing.T) {
 	if f.Pre.Model.Pooler != nil || f.Pre.Model.NSP != nil || f.Pre.Model.MLM == nil || f.Pre.Model.NumParams() != mi.Parameters {
 		t.Errorf("want a BertForMaskedLM of %d parameters: heads %v", mi.Parameters, f.Pre.Model.HeadNames())
 	}
-	if !mi.HeldOut || f.Info.Test == 0 || f.Info.Train == 0 || mi.EvalEvery != 4 {
-		t.Errorf("held out %v: %d training, %d evaluation instances, evaluated every %d steps", mi.HeldOut, f.Info.Train, f.Info.Test, mi.EvalEvery)
+	if !mi.HeldOut || f.Info().Test == 0 || f.Info().Train == 0 || mi.EvalEvery != 4 {
+		t.Errorf("held out %v: %d training, %d evaluation instances, evaluated every %d steps", mi.HeldOut, f.Info().Train, f.Info().Test, mi.EvalEvery)
 	}
 
 	losses, evals, done := runAll(t, f)
@@ -110,7 +112,7 @@ func TestPretrainRunAndExport(t *testing.T) {
 	}
 
 	// The same seed gives the same run.
-	g, err := NewFinetune(nil, nil, req)
+	g, err := NewPretrain(nil, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +132,10 @@ func TestPretrainRunAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.Task != TaskMLM || want.Fill == nil || len(want.Fill.Masks) != 2 || len(want.Fill.Masks[0].Predictions) != 5 {
+	if want.Task != engine.TaskMLM || want.Fill == nil || len(want.Fill.Masks) != 2 || len(want.Fill.Masks[0].Predictions) != 5 {
 		t.Fatalf("prediction %+v", want)
 	}
-	name, b, err := f.Zip()
+	name, b, err := f.Export()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestPretrainRunAndExport(t *testing.T) {
 	if loaded.Tokenizer == nil || loaded.Tokenizer.Vocab().Len() != mi.VocabSize {
 		t.Fatalf("the folder's tokenizer: %v", loaded.Tokenizer)
 	}
-	got, err := FillMask(loaded.Model, loaded.Tokenizer, text, nil, 5)
+	got, err := pipeline.FillMask(loaded.Model, loaded.Tokenizer, text, nil, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +224,14 @@ func unzipTo(t *testing.T, b []byte) string {
 // own, and with the loaded model's (which must then exist); Stop ends a run where it is.
 func TestPretrainSampleAndModelVocab(t *testing.T) {
 	fx := loadFixture(t)
-	f, err := NewFinetune(fx.Model, fx.Tokenizer, FinetuneRequest{Task: TaskMLM, Epochs: 1, LR: 1e-3, BatchSize: 16, Seed: 2, Vocab: VocabModel, Hidden: 32, Heads: 4, Layers: 1})
+	f, err := NewPretrain(fx.Tokenizer, engine.FinetuneRequest{Task: engine.TaskMLM, Epochs: 1, LR: 1e-3, BatchSize: 16, Seed: 2, Vocab: engine.VocabModel, Hidden: 32, Heads: 4, Layers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi := f.Info.MLM
-	if mi.Corpus != "sample" || mi.Vocab != VocabModel || mi.VocabSize != fx.Tokenizer.Vocab().Len() || f.Tok != fx.Tokenizer ||
-		f.Info.TotalSteps != f.Info.StepsPerEpoch || f.Info.Train < 50 || mi.Layers != 1 || mi.Heads != 4 {
-		t.Fatalf("info %+v, mlm %+v", f.Info, mi)
+	mi := f.Info().MLM
+	if mi.Corpus != "sample" || mi.Vocab != engine.VocabModel || mi.VocabSize != fx.Tokenizer.Vocab().Len() || f.Tok != fx.Tokenizer ||
+		f.Info().TotalSteps != f.Info().StepsPerEpoch || f.Info().Train < 50 || mi.Layers != 1 || mi.Heads != 4 {
+		t.Fatalf("info %+v, mlm %+v", f.Info(), mi)
 	}
 	for range 2 { // the evaluation before the first step, then a step
 		if _, err := f.Advance(context.Background()); err != nil {
@@ -240,42 +242,42 @@ func TestPretrainSampleAndModelVocab(t *testing.T) {
 	if !f.Done() || ev.Kind != train.EventDone || ev.Step != 1 || ev.Metrics["mlm_accuracy"] < 0 {
 		t.Errorf("stop: done %v, event %+v", f.Done(), ev)
 	}
-	if _, err := NewFinetune(nil, nil, FinetuneRequest{Task: TaskMLM, Epochs: 1, LR: 1e-3, BatchSize: 16, Vocab: VocabModel}); err == nil {
+	if _, err := NewPretrain(nil, engine.FinetuneRequest{Task: engine.TaskMLM, Epochs: 1, LR: 1e-3, BatchSize: 16, Vocab: engine.VocabModel}); err == nil {
 		t.Error("the model's vocabulary without a model: no error")
 	}
 
-	g, err := NewFinetune(nil, nil, FinetuneRequest{Task: TaskMLM, Steps: 3, LR: 1e-3, BatchSize: 4, Seed: 1})
+	g, err := NewPretrain(nil, engine.FinetuneRequest{Task: engine.TaskMLM, Steps: 3, LR: 1e-3, BatchSize: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Info.MLM.Corpus != "sample" || g.Info.MLM.VocabSize != MLMDefaultVocab {
-		t.Errorf("the sample corpus with its own vocabulary: %+v", g.Info.MLM)
+	if g.Info().MLM.Corpus != "sample" || g.Info().MLM.VocabSize != MLMDefaultVocab {
+		t.Errorf("the sample corpus with its own vocabulary: %+v", g.Info().MLM)
 	}
 }
 
 // TestPretrainBadRequests: settings out of range are errors that say what is wrong.
 func TestPretrainBadRequests(t *testing.T) {
-	ok := FinetuneRequest{Task: TaskMLM, Steps: 10, LR: 1e-3, BatchSize: 8, Text: "a b c\nd e f"}
+	ok := engine.FinetuneRequest{Task: engine.TaskMLM, Steps: 10, LR: 1e-3, BatchSize: 8, Text: "a b c\nd e f"}
 	for _, c := range []struct {
 		name string
-		edit func(*FinetuneRequest)
+		edit func(*engine.FinetuneRequest)
 		want string
 	}{
-		{"too many steps", func(r *FinetuneRequest) { r.Steps = MLMMaxSteps + 1 }, "steps"},
-		{"no steps nor epochs", func(r *FinetuneRequest) { r.Steps = 0 }, "epochs"},
-		{"batch", func(r *FinetuneRequest) { r.BatchSize = 0 }, "batch size"},
-		{"learning rate", func(r *FinetuneRequest) { r.LR = 2 }, "learning rate"},
-		{"heads", func(r *FinetuneRequest) { r.Hidden, r.Heads = 64, 3 }, "heads"},
-		{"hidden", func(r *FinetuneRequest) { r.Hidden = 4096 }, "hidden size"},
-		{"layers", func(r *FinetuneRequest) { r.Layers = 40 }, "layers"},
-		{"vocabulary", func(r *FinetuneRequest) { r.Vocab = "mine" }, "unknown vocabulary"},
-		{"vocabulary size", func(r *FinetuneRequest) { r.VocabSize = 5 }, "vocabulary size"},
-		{"blank text", func(r *FinetuneRequest) { r.Text = " \n\n " }, ""},
-		{"text too long", func(r *FinetuneRequest) { r.Text = strings.Repeat("a", MLMMaxText+1) }, "bytes"},
+		{"too many steps", func(r *engine.FinetuneRequest) { r.Steps = MLMMaxSteps + 1 }, "steps"},
+		{"no steps nor epochs", func(r *engine.FinetuneRequest) { r.Steps = 0 }, "epochs"},
+		{"batch", func(r *engine.FinetuneRequest) { r.BatchSize = 0 }, "batch size"},
+		{"learning rate", func(r *engine.FinetuneRequest) { r.LR = 2 }, "learning rate"},
+		{"heads", func(r *engine.FinetuneRequest) { r.Hidden, r.Heads = 64, 3 }, "heads"},
+		{"hidden", func(r *engine.FinetuneRequest) { r.Hidden = 4096 }, "hidden size"},
+		{"layers", func(r *engine.FinetuneRequest) { r.Layers = 40 }, "layers"},
+		{"vocabulary", func(r *engine.FinetuneRequest) { r.Vocab = "mine" }, "unknown vocabulary"},
+		{"vocabulary size", func(r *engine.FinetuneRequest) { r.VocabSize = 5 }, "vocabulary size"},
+		{"blank text", func(r *engine.FinetuneRequest) { r.Text = " \n\n " }, ""},
+		{"text too long", func(r *engine.FinetuneRequest) { r.Text = strings.Repeat("a", MLMMaxText+1) }, "bytes"},
 	} {
 		r := ok
 		c.edit(&r)
-		_, err := NewFinetune(nil, nil, r)
+		_, err := NewPretrain(nil, r)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v (blank text trains on the sample)", c.name, err)
@@ -283,17 +285,7 @@ func TestPretrainBadRequests(t *testing.T) {
 			t.Errorf("%s: error %v, want one about %q", c.name, err, c.want)
 		}
 	}
-	if _, err := NewFinetune(nil, nil, ok); err != nil {
+	if _, err := NewPretrain(nil, ok); err != nil {
 		t.Errorf("a two-line text: %v", err)
-	}
-}
-
-func TestTextDocuments(t *testing.T) {
-	got := TextDocuments("  One.\r\nTwo.\n\n\n Three. \n")
-	if len(got) != 2 || strings.Join(got[0], "|") != "One.|Two." || strings.Join(got[1], "|") != "Three." {
-		t.Errorf("%q", got)
-	}
-	if len(TextDocuments("\n \n")) != 0 {
-		t.Error("blank text has documents")
 	}
 }

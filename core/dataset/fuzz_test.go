@@ -1,4 +1,4 @@
-package tinydata
+package dataset
 
 import (
 	"errors"

@@ -1,4 +1,15 @@
-package tinydata
+// Package dataset holds bertlab's data formats: the example types and the parser of every format
+// a dataset comes in. It imports nothing of bertlab's, so that anything may read data without
+// linking the data itself (tinydata embeds the files; core/train turns examples into features).
+// The parsers read any io.Reader, so the same formats work for files a user brings:
+//
+//   - pre-training text: one sentence a line, a blank line between documents (ParsePretrain,
+//     ParseText for text in a string);
+//   - classification: label<TAB>text, or label<TAB>a<TAB>b for sentence pairs
+//     (ParseClassification);
+//   - tagging, CoNLL style: token<TAB>tag a line, a blank line after each sentence (ParseCoNLL);
+//   - extractive question answering: SQuAD v1.1 JSON (ParseSQuAD).
+package dataset
 
 import (
 	"bufio"
@@ -106,6 +117,20 @@ func ParsePretrain(r io.Reader) ([]Document, error) {
 		docs = append(docs, Document{cur})
 	}
 	return docs, nil
+}
+
+// ParseText is ParsePretrain for text held in a string (text pasted into the page).
+func ParseText(text string) ([]Document, error) {
+	return ParsePretrain(strings.NewReader(text))
+}
+
+// Sentences returns each document's sentences: the shape core/train tokenizes.
+func Sentences(docs []Document) [][]string {
+	out := make([][]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.Sentences
+	}
+	return out
 }
 
 // ParseClassification reads label<TAB>text lines, or label<TAB>a<TAB>b for sentence pairs; a file

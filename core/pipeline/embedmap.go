@@ -1,8 +1,7 @@
-// Package embedmap maps the hidden states of a few sentences' tokens to 2-D: a PCA (gonum's
-// EigenSym) of every layer's states, for the embeddings view. It is apart from core/pipeline,
-// which holds its result types, so that the page's UI wasm, which imports pipeline, does not
-// link gonum.
-package embedmap
+// The embeddings view's maps: the hidden states of a few sentences' tokens projected to 2-D by
+// a PCA (gonum's EigenSym) of every layer's states.
+
+package pipeline
 
 import (
 	"fmt"
@@ -10,13 +9,12 @@ import (
 	"unicode"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
-// Map runs the model on each sentence and returns layer's hidden states of all their
+// EmbeddingMap runs the model on each sentence and returns layer's hidden states of all their
 // tokens projected onto their first two principal axes.
-func Map(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, layer int, opts pipeline.EmbeddingMapOptions) (*pipeline.EmbeddingMapResult, error) {
+func EmbeddingMap(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, layer int, opts EmbeddingMapOptions) (*EmbeddingMapResult, error) {
 	if L := m.Config.NumHiddenLayers; layer < 0 || layer > L {
 		return nil, fmt.Errorf("embedding map: layer %d outside [0, %d] (0 is the embedding output)", layer, L)
 	}
@@ -27,14 +25,14 @@ func Map(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, layer int,
 	return st.project(layer)
 }
 
-// Layers is Map for every layer, 0 to NumHiddenLayers, from one forward
+// EmbeddingLayers is EmbeddingMap for every layer, 0 to NumHiddenLayers, from one forward
 // pass per sentence: element l is layer l.
-func Layers(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error) {
+func EmbeddingLayers(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts EmbeddingMapOptions) ([]EmbeddingMapResult, error) {
 	st, err := hiddenStates(m, tok, sentences, opts)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]pipeline.EmbeddingMapResult, m.Config.NumHiddenLayers+1)
+	out := make([]EmbeddingMapResult, m.Config.NumHiddenLayers+1)
 	for l := range out {
 		r, err := st.project(l)
 		if err != nil {
@@ -48,17 +46,17 @@ func Layers(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts pi
 // mapStates are the kept tokens of an embedding map and their hidden states at every layer.
 type mapStates struct {
 	numLayers int
-	points    []pipeline.EmbeddingPoint // coordinates not yet set
-	vecs      [][][]float32             // [L+1][N][H]
+	points    []EmbeddingPoint // coordinates not yet set
+	vecs      [][][]float32    // [L+1][N][H]
 	truncated []bool
 }
 
-func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts pipeline.EmbeddingMapOptions) (*mapStates, error) {
+func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts EmbeddingMapOptions) (*mapStates, error) {
 	switch {
 	case len(sentences) == 0:
 		return nil, fmt.Errorf("embedding map: no sentences")
-	case len(sentences) > pipeline.MaxEmbeddingSentences:
-		return nil, fmt.Errorf("embedding map: %d sentences; at most %d", len(sentences), pipeline.MaxEmbeddingSentences)
+	case len(sentences) > MaxEmbeddingSentences:
+		return nil, fmt.Errorf("embedding map: %d sentences; at most %d", len(sentences), MaxEmbeddingSentences)
 	}
 	L, H := m.Config.NumHiddenLayers, m.Config.HiddenSize
 	st := &mapStates{numLayers: L, vecs: make([][][]float32, L+1), truncated: make([]bool, len(sentences))}
@@ -66,7 +64,7 @@ func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, o
 		if strings.TrimSpace(text) == "" {
 			return nil, fmt.Errorf("embedding map: sentence %d is empty", s+1)
 		}
-		enc, err := tok.Encode(text, min(pipeline.MaxEmbeddingTokens, m.Config.MaxPositionEmbeddings))
+		enc, err := tok.Encode(text, min(MaxEmbeddingTokens, m.Config.MaxPositionEmbeddings))
 		if err != nil {
 			return nil, fmt.Errorf("embedding map: sentence %d: %w", s+1, err)
 		}
@@ -77,7 +75,7 @@ func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, o
 		}
 		st.truncated[s] = enc.Truncated
 		for i, t := range enc.Tokens {
-			p := pipeline.EmbeddingPoint{Sentence: s, Token: t, Position: i, Special: enc.Special[i], Punct: isPunct(t)}
+			p := EmbeddingPoint{Sentence: s, Token: t, Position: i, Special: enc.Special[i], Punct: isPunct(t)}
 			if opts.HideSpecial && (p.Special || p.Punct) {
 				continue
 			}
@@ -94,7 +92,7 @@ func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, o
 }
 
 // project fits layer's PCA and places the points.
-func (st *mapStates) project(layer int) (*pipeline.EmbeddingMapResult, error) {
+func (st *mapStates) project(layer int) (*EmbeddingMapResult, error) {
 	rows := make([][]float64, len(st.vecs[layer]))
 	for i, v := range st.vecs[layer] {
 		rows[i] = make([]float64, len(v))
@@ -106,7 +104,7 @@ func (st *mapStates) project(layer int) (*pipeline.EmbeddingMapResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedding map: layer %d: %w", layer, err)
 	}
-	res := &pipeline.EmbeddingMapResult{Layer: layer, NumLayers: st.numLayers, Points: make([]pipeline.EmbeddingPoint, len(st.points)),
+	res := &EmbeddingMapResult{Layer: layer, NumLayers: st.numLayers, Points: make([]EmbeddingPoint, len(st.points)),
 		Explained: [2]float64{pca.Explained[0], pca.Explained[1]}, Truncated: st.truncated}
 	for i, p := range st.points {
 		p.X, p.Y = pca.Projected[i][0], pca.Projected[i][1]

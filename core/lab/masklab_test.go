@@ -1,10 +1,11 @@
-package pipeline
+package lab
 
 import (
 	"math"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/train"
 )
 
@@ -43,7 +44,7 @@ func TestMaskLabIsTheMasker(t *testing.T) {
 					t.Fatalf("seed %d: chosen %v, masker %v", seed, r.Chosen, chosen)
 				}
 			}
-			if r.Maskable != enc.Len()-2 || len(r.Chosen) != r.NumToPredict || r.Kinds[0] != KindSpecial {
+			if r.Maskable != enc.Len()-2 || len(r.Chosen) != r.NumToPredict || r.Kinds[0] != engine.KindSpecial {
 				t.Fatalf("seed %d: maskable %d chosen %d of %d kinds[0] %q", seed, r.Maskable, len(r.Chosen), r.NumToPredict, r.Kinds[0])
 			}
 			for _, i := range r.Chosen {
@@ -51,11 +52,11 @@ func TestMaskLabIsTheMasker(t *testing.T) {
 			}
 		}
 	}
-	n := float64(counts[KindMask] + counts[KindRandom] + counts[KindSame])
-	if p := float64(counts[KindMask]) / n; math.Abs(p-0.8) > 0.04 {
+	n := float64(counts[engine.KindMask] + counts[engine.KindRandom] + counts[engine.KindSame])
+	if p := float64(counts[engine.KindMask]) / n; math.Abs(p-0.8) > 0.04 {
 		t.Errorf("[MASK] share %.3f, want about 0.8 (%v)", p, counts)
 	}
-	if p := float64(counts[KindRandom]) / n; math.Abs(p-0.1) > 0.03 {
+	if p := float64(counts[engine.KindRandom]) / n; math.Abs(p-0.1) > 0.03 {
 		t.Errorf("random share %.3f, want about 0.1 (%v)", p, counts)
 	}
 }

@@ -1,4 +1,4 @@
-package embedmap
+package pipeline
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package embedmap
+package pipeline
 
 import (
 	"math"
@@ -6,20 +6,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
-	"github.com/bertlab/bertlab/core/pipeline"
 )
-
-const fixture = "../../bert/testdata/bert-tiny-random"
-
-func loadFixture(t *testing.T) *checkpoint.Folder {
-	t.Helper()
-	f, err := checkpoint.LoadFolder(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // TestMapStates: the vectors an embedding map is fitted to are the hidden states of
 // bert.Forward's trace (layer 0 its embedding output, the last layer last_hidden_state), token
@@ -30,13 +17,13 @@ func TestMapStates(t *testing.T) {
 	sentences := []string{"the bank of the river was muddy.", "the bank raised its interest rates"}
 	L, H := m.Config.NumHiddenLayers, m.Config.HiddenSize
 	for _, hide := range []bool{false, true} {
-		opts := pipeline.EmbeddingMapOptions{HideSpecial: hide}
+		opts := EmbeddingMapOptions{HideSpecial: hide}
 		st, err := hiddenStates(m, tok, sentences, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The tokens kept, and their vectors, from a traced forward pass of each sentence.
-		var want []pipeline.EmbeddingPoint
+		var want []EmbeddingPoint
 		wantVecs := make([][][]float32, L+1)
 		for s, text := range sentences {
 			enc, err := tok.Encode(text, 0)
@@ -56,7 +43,7 @@ func TestMapStates(t *testing.T) {
 				if hide && (special || punct) {
 					continue
 				}
-				want = append(want, pipeline.EmbeddingPoint{Sentence: s, Token: tk, Position: i, Special: special, Punct: punct})
+				want = append(want, EmbeddingPoint{Sentence: s, Token: tk, Position: i, Special: special, Punct: punct})
 				for l := 0; l <= L; l++ {
 					wantVecs[l] = append(wantVecs[l], out.Trace.HiddenStates[l].Data[i*H:(i+1)*H])
 				}
@@ -86,7 +73,7 @@ func TestMapStates(t *testing.T) {
 			}
 		}
 
-		all, err := Layers(m, tok, sentences, opts)
+		all, err := EmbeddingLayers(m, tok, sentences, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,11 +91,11 @@ func TestMapStates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			one, err := Map(m, tok, sentences, l, opts)
+			one, err := EmbeddingMap(m, tok, sentences, l, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range []*pipeline.EmbeddingMapResult{&all[l], one} {
+			for _, r := range []*EmbeddingMapResult{&all[l], one} {
 				if r.Layer != l || r.NumLayers != L || len(r.Points) != len(want) || len(r.Truncated) != 2 || r.Truncated[0] || r.Truncated[1] {
 					t.Fatalf("layer %d: header %d %d %d %v", l, r.Layer, r.NumLayers, len(r.Points), r.Truncated)
 				}
@@ -140,7 +127,7 @@ func TestMapBadInput(t *testing.T) {
 	f := loadFixture(t)
 	m, tok := f.Model, f.Tokenizer
 	L := m.Config.NumHiddenLayers
-	nine := make([]string, pipeline.MaxEmbeddingSentences+1)
+	nine := make([]string, MaxEmbeddingSentences+1)
 	for i := range nine {
 		nine[i] = "a sentence"
 	}
@@ -159,18 +146,18 @@ func TestMapBadInput(t *testing.T) {
 		{"nothing left once hidden", []string{"!", "?."}, 0, true, "no token left"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Map(m, tok, tc.sentences, tc.layer, pipeline.EmbeddingMapOptions{HideSpecial: tc.hide})
+			_, err := EmbeddingMap(m, tok, tc.sentences, tc.layer, EmbeddingMapOptions{HideSpecial: tc.hide})
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("error %v, want one saying %q", err, tc.err)
 			}
 		})
 	}
 	// A long sentence is cut, and says so; one sentence of one word still maps (3 points).
-	r, err := Map(m, tok, []string{strings.Repeat("word ", 100), "cat"}, L, pipeline.EmbeddingMapOptions{})
+	r, err := EmbeddingMap(m, tok, []string{strings.Repeat("word ", 100), "cat"}, L, EmbeddingMapOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep := min(pipeline.MaxEmbeddingTokens, m.Config.MaxPositionEmbeddings)
+	keep := min(MaxEmbeddingTokens, m.Config.MaxPositionEmbeddings)
 	if !r.Truncated[0] || r.Truncated[1] || len(r.Points) != keep+3 {
 		t.Errorf("truncated %v, %d points, want [true false] and %d", r.Truncated, len(r.Points), keep+3)
 	}

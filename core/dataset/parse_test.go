@@ -1,4 +1,4 @@
-package tinydata
+package dataset
 
 import (
 	"errors"
@@ -156,4 +156,23 @@ func TestParseReadError(t *testing.T) {
 	r := io.MultiReader(strings.NewReader("a\tb\n"), iotest.ErrReader(errors.New("disk on fire")))
 	_, err := ParseClassification(r)
 	wantErr(t, err, 2, "read: disk on fire")
+}
+
+// TestParseText: text pasted into the page reads as a pre-training file does (CRLF or LF,
+// spaces trimmed, blank lines between documents), and what a file may not hold is an error
+// that names the line.
+func TestParseText(t *testing.T) {
+	docs, err := ParseText("  One.\r\nTwo.\n\n\n Three. \n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Sentences(docs)
+	if len(got) != 2 || strings.Join(got[0], "|") != "One.|Two." || strings.Join(got[1], "|") != "Three." {
+		t.Errorf("%q", got)
+	}
+	if docs, err := ParseText("\n \n"); err != nil || len(docs) != 0 {
+		t.Errorf("blank text: %v, %v", docs, err)
+	}
+	_, err = ParseText("one\ntwo\x00\n")
+	wantErr(t, err, 2, "control character")
 }

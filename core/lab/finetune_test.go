@@ -1,4 +1,4 @@
-package pipeline
+package lab
 
 import (
 	"archive/zip"
@@ -12,22 +12,23 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/train"
 )
 
 // TestFinetuneRunAndExport runs a short training-lab run for each task, checks that the body
 // it started from is untouched, and that the exported folder predicts as the trained model.
 func TestFinetuneRunAndExport(t *testing.T) {
-	for _, task := range []string{TaskSentiment, TaskPOS} {
+	for _, task := range []string{engine.TaskSentiment, engine.TaskPOS} {
 		t.Run(task, func(t *testing.T) {
 			f := loadFixture(t)
 			before := slices.Clone(f.Model.Params()[0].T.Data)
-			ft, err := NewFinetune(f.Model, f.Tokenizer, FinetuneRequest{Task: task, Epochs: 2, LR: 1e-3, BatchSize: 8, Seed: 1, MaxLen: 48, MaxTrain: 16})
+			ft, err := NewFinetune(f.Model, f.Tokenizer, engine.FinetuneRequest{Task: task, Epochs: 2, LR: 1e-3, BatchSize: 8, Seed: 1, MaxLen: 48, MaxTrain: 16})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ft.Info.TotalSteps != 4 || ft.Info.StepsPerEpoch != 2 || len(ft.Info.Labels) < 2 {
-				t.Fatalf("info %+v", ft.Info)
+			if ft.Info().TotalSteps != 4 || ft.Info().StepsPerEpoch != 2 || len(ft.Info().Labels) < 2 {
+				t.Fatalf("info %+v", ft.Info())
 			}
 			var steps, evals, done int
 			for i := 0; !ft.Done(); i++ {
@@ -47,8 +48,8 @@ func TestFinetuneRunAndExport(t *testing.T) {
 						}
 					case train.EventEval:
 						evals++
-						if _, ok := ev.Metrics[ft.Info.MainMetric]; !ok {
-							t.Errorf("eval without %s: %v", ft.Info.MainMetric, ev.Metrics)
+						if _, ok := ev.Metrics[ft.Info().MainMetric]; !ok {
+							t.Errorf("eval without %s: %v", ft.Info().MainMetric, ev.Metrics)
 						}
 					case train.EventDone:
 						done++
@@ -66,10 +67,10 @@ func TestFinetuneRunAndExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if task == TaskSentiment && (len(want.Probs) != len(ft.Info.Labels) || want.Label == "") {
+			if task == engine.TaskSentiment && (len(want.Probs) != len(ft.Info().Labels) || want.Label == "") {
 				t.Fatalf("prediction %+v", want)
 			}
-			if task == TaskPOS && (len(want.Tags) != len(want.Words) || len(want.Words) != 11) {
+			if task == engine.TaskPOS && (len(want.Tags) != len(want.Words) || len(want.Words) != 11) {
 				t.Fatalf("prediction %+v", want)
 			}
 
@@ -103,8 +104,8 @@ func TestFinetuneRunAndExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(tf.Model.Labels, ft.Info.Labels) {
-				t.Fatalf("id2label %v, want %v", tf.Model.Labels, ft.Info.Labels)
+			if !slices.Equal(tf.Model.Labels, ft.Info().Labels) {
+				t.Fatalf("id2label %v, want %v", tf.Model.Labels, ft.Info().Labels)
 			}
 			got, err := PredictTask(tf.Model, tf.Tokenizer, text, ft.MaxLen)
 			if err != nil {
@@ -120,7 +121,7 @@ func TestFinetuneRunAndExport(t *testing.T) {
 // TestFinetuneStop ends a run after its first step: the run is done and Advance does nothing.
 func TestFinetuneStop(t *testing.T) {
 	f := loadFixture(t)
-	ft, err := NewFinetune(f.Model, f.Tokenizer, FinetuneRequest{Task: TaskSentiment, Epochs: 1, LR: 1e-3, BatchSize: 4, Seed: 2, MaxLen: 32, MaxTrain: 12})
+	ft, err := NewFinetune(f.Model, f.Tokenizer, engine.FinetuneRequest{Task: engine.TaskSentiment, Epochs: 1, LR: 1e-3, BatchSize: 4, Seed: 2, MaxLen: 32, MaxTrain: 12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestFinetuneStop(t *testing.T) {
 	if evs, err := ft.Advance(context.Background()); err != nil || len(evs) != 0 {
 		t.Fatalf("Advance after Stop: %v %v", evs, err)
 	}
-	for _, bad := range []FinetuneRequest{{Task: "qa", Epochs: 1, LR: 1e-3, BatchSize: 4}, {Task: TaskPOS, Epochs: 0, LR: 1e-3, BatchSize: 4}, {Task: TaskPOS, Epochs: 1, LR: 2, BatchSize: 4}} {
+	for _, bad := range []engine.FinetuneRequest{{Task: "qa", Epochs: 1, LR: 1e-3, BatchSize: 4}, {Task: engine.TaskPOS, Epochs: 0, LR: 1e-3, BatchSize: 4}, {Task: engine.TaskPOS, Epochs: 1, LR: 2, BatchSize: 4}} {
 		if _, err := NewFinetune(f.Model, f.Tokenizer, bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}

@@ -1,0 +1,292 @@
+// Package engine is bertlab's one engine: the loaded model, its tokenizer and the training lab's
+// current run, with every question a transport asks of them. The HTTP API (package api), the
+// browser's worker (wasm/engine, which only turns JavaScript values into Go ones and back) and
+// the page's tests (package ui) all ask this type, so they cannot drift apart. It has no
+// syscall/js and no HTTP.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/train"
+)
+
+// Engine answers questions about one model. The inference methods (Tokenize, FillMask,
+// NextSentence, Attention, Steps, Embed, Embeddings) only read the model and may run at once;
+// Load and the training lab's methods change the engine and must not run beside anything else.
+type Engine struct {
+	// Labs answers the training lab and the masking lab (package lab's Labs); nil in an engine
+	// that answers inference only, whose lab questions are errors.
+	Labs  Labs
+	name  string
+	model *bert.Model
+	tok   *tokenizer.Tokenizer
+	notes []string
+	run   Run // the training lab's run; nil before the first
+}
+
+// ErrNoModel is the error of every question asked before a model is loaded.
+var ErrNoModel = errors.New("no model loaded")
+
+// New returns an engine for m and its tokenizer; name is what Name reports.
+func New(name string, m *bert.Model, tok *tokenizer.Tokenizer) (*Engine, error) {
+	if m == nil || tok == nil {
+		return nil, errors.New("engine: the model and its tokenizer are both needed")
+	}
+	if n := tok.Vocab().Len(); n > m.Config.VocabSize {
+		return nil, fmt.Errorf("engine: model %s: the vocabulary has %d tokens but vocab_size is %d", name, n, m.Config.VocabSize)
+	}
+	return &Engine{name: name, model: m, tok: tok}, nil
+}
+
+// Open loads the HF model folder at the root of fsys (checkpoint.LoadFS) into a new engine.
+func Open(fsys fs.FS, name string) (*Engine, error) {
+	e := &Engine{}
+	if _, err := e.Load(fsys, name); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ModelInfo is what Load reports about the model it loaded.
+type ModelInfo struct {
+	OK         bool        `json:"ok"`
+	Parameters int64       `json:"parameters"`
+	Heads      []string    `json:"heads"`
+	Notes      []string    `json:"notes"`
+	Config     bert.Config `json:"config"`
+}
+
+// Load loads the HF model folder at the root of fsys (checkpoint.LoadFS), which must hold a
+// vocabulary, and replaces the engine's model with it; a failed load keeps the model there was.
+func (e *Engine) Load(fsys fs.FS, name string) (*ModelInfo, error) {
+	f, err := checkpoint.LoadFS(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if f.Tokenizer == nil {
+		return nil, fmt.Errorf("model folder %s: no %s", name, checkpoint.VocabFile)
+	}
+	e.name, e.model, e.tok, e.notes = name, f.Model, f.Tokenizer, f.Report.Notes
+	return e.Info(), nil
+}
+
+// Info describes the loaded model (nil before a load).
+func (e *Engine) Info() *ModelInfo {
+	if e.model == nil {
+		return nil
+	}
+	return &ModelInfo{OK: true, Parameters: e.model.NumParams(), Heads: e.model.HeadNames(), Notes: e.notes, Config: e.model.Config}
+}
+
+// Name is the loaded model's name ("" before a load).
+func (e *Engine) Name() string { return e.name }
+
+// Model is the loaded model (nil before a load).
+func (e *Engine) Model() *bert.Model { return e.model }
+
+// Tokenizer is the loaded model's tokenizer (nil before a load).
+func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+func (e *Engine) ready() error {
+	if e.model == nil {
+		return ErrNoModel
+	}
+	return nil
+}
+
+// Tokens is the tokenization of a text (and its pair), [CLS] and [SEP] included.
+type Tokens struct {
+	IDs     []int    `json:"input_ids"`
+	Tokens  []string `json:"tokens"`
+	TypeIDs []int    `json:"token_type_ids"` // 0: [CLS], sentence A, [SEP]; 1: sentence B, [SEP]
+	Offsets [][2]int `json:"offsets"`        // code point spans into the text; [0,0] for added tokens
+	Special []bool   `json:"special"`
+	WordIDs []int    `json:"word_ids"` // -1 for added special tokens
+	// Truncated reports that the text is longer than the model's positions.
+	Truncated bool `json:"truncated"`
+	// Length is the number of tokens before truncation ([CLS] and [SEP] included).
+	Length int `json:"length"`
+}
+
+// Tokenize encodes text (and pair, when not nil) as the model reads it, cut to its positions.
+func (e *Engine) Tokenize(text string, pair *string) (*Tokens, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	enc, err := pipeline.Encode(e.tok, text, pair, e.model.Config.MaxPositionEmbeddings)
+	if err != nil {
+		return nil, err
+	}
+	length := enc.Len()
+	if enc.Truncated {
+		if length, err = pipeline.FullLength(e.tok, text, pair); err != nil {
+			return nil, err
+		}
+	}
+	return &Tokens{IDs: enc.IDs, Tokens: enc.Tokens, TypeIDs: enc.TypeIDs, Offsets: enc.CharOffsets,
+		Special: enc.Special, WordIDs: enc.WordIDs, Truncated: enc.Truncated, Length: length}, nil
+}
+
+// FillMask predicts the topK tokens of every [MASK] (pipeline.FillMask).
+func (e *Engine) FillMask(text string, pair *string, topK int) (*pipeline.FillMaskResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.FillMask(e.model, e.tok, text, pair, topK)
+}
+
+// NextSentence is the next-sentence prediction of the pair (pipeline.NextSentence).
+func (e *Engine) NextSentence(text, pair string) (*pipeline.NSPResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.NextSentence(e.model, e.tok, text, pair)
+}
+
+// Attention returns every layer's attention probabilities from one forward pass, layer 0 first.
+func (e *Engine) Attention(text string, pair *string) ([]pipeline.AttentionResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.AttentionLayers(e.model, e.tok, text, pair)
+}
+
+// AttentionLayer returns one layer's attention probabilities (pipeline.Attention).
+func (e *Engine) AttentionLayer(text string, pair *string, layer int) (*pipeline.AttentionResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.Attention(e.model, e.tok, text, pair, layer)
+}
+
+// Steps walks layer's operations for the token at position token (pipeline.Steps).
+func (e *Engine) Steps(text string, layer, token int) (*pipeline.StepsResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.Steps(e.model, e.tok, text, nil, layer, token)
+}
+
+// Embed returns one pooled vector per text (pipeline.Embed).
+func (e *Engine) Embed(texts []string, pooling pipeline.Pooling) (*pipeline.EmbedResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.Embed(e.model, e.tok, texts, pooling)
+}
+
+// Embeddings maps every token of sentences to 2-D at every layer, layer 0 (the embedding
+// output) first, one PCA per layer (pipeline.EmbeddingLayers).
+func (e *Engine) Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	return pipeline.EmbeddingLayers(e.model, e.tok, sentences, opts)
+}
+
+// ErrNoLabs is the error of the lab questions of an engine without Labs.
+var ErrNoLabs = errors.New("the training labs are not part of this engine")
+
+func (e *Engine) labsReady() error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	if e.Labs == nil {
+		return ErrNoLabs
+	}
+	return nil
+}
+
+// MaskLab masks text as BERT's pre-training does, drawing from seed (Labs.MaskLab).
+func (e *Engine) MaskLab(text string, seed uint64, wholeWord bool) (*MaskLabResult, error) {
+	if err := e.labsReady(); err != nil {
+		return nil, err
+	}
+	return e.Labs.MaskLab(e.tok, text, e.model.Config.MaxPositionEmbeddings, seed, wholeWord)
+}
+
+// NSPPairs builds n next-sentence instances from the sample corpus (Labs.NSPPairs).
+func (e *Engine) NSPPairs(seed uint64, n int) ([]NSPPair, error) {
+	if err := e.labsReady(); err != nil {
+		return nil, err
+	}
+	return e.Labs.NSPPairs(e.tok, seed, n)
+}
+
+// Samples lists the sentences of the sample corpus (Labs.Samples).
+func (e *Engine) Samples() ([]string, error) {
+	if e.Labs == nil {
+		return nil, ErrNoLabs
+	}
+	return e.Labs.Samples()
+}
+
+// TrainEvents is the answer to a training step: what happened, and whether the run has ended.
+type TrainEvents struct {
+	Events []train.Event `json:"events"`
+	Done   bool          `json:"done"`
+}
+
+// TrainStart prepares a training-lab run on a copy of the loaded model (which the other
+// questions keep using), replacing the previous run.
+func (e *Engine) TrainStart(req FinetuneRequest) (*FinetuneInfo, error) {
+	if err := e.labsReady(); err != nil {
+		return nil, err
+	}
+	run, err := e.Labs.Start(e.model, e.tok, req)
+	if err != nil {
+		return nil, err
+	}
+	e.run = run
+	return run.Info(), nil
+}
+
+// ErrNoRun is the error of the training lab's questions before TrainStart.
+var ErrNoRun = errors.New("no training run: start one first")
+
+// TrainStep does the run's next step, or its evaluation after an epoch.
+func (e *Engine) TrainStep(ctx context.Context) (*TrainEvents, error) {
+	if e.run == nil {
+		return nil, ErrNoRun
+	}
+	evs, err := e.run.Advance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &TrainEvents{Events: evs, Done: e.run.Done()}, nil
+}
+
+// TrainStop ends the run where it is.
+func (e *Engine) TrainStop() (*TrainEvents, error) {
+	if e.run == nil {
+		return nil, ErrNoRun
+	}
+	if e.run.Done() {
+		return &TrainEvents{Done: true}, nil
+	}
+	return &TrainEvents{Events: []train.Event{e.run.Stop()}, Done: true}, nil
+}
+
+// TrainPredict runs the run's model on text.
+func (e *Engine) TrainPredict(text string) (*TaskPrediction, error) {
+	if e.run == nil {
+		return nil, ErrNoRun
+	}
+	return e.run.Predict(text)
+}
+
+// TrainExport returns the run's model as a zip of its HF folder, and the archive's name.
+func (e *Engine) TrainExport() (name string, zip []byte, err error) {
+	if e.run == nil {
+		return "", nil, ErrNoRun
+	}
+	return e.run.Export()
+}

@@ -1,0 +1,515 @@
+// Package modelcard writes a pre-training run's model folder with its model card (README.md):
+// the loss curve (loss.png, plot.go), the held-out masked-LM figures, cloze sentences, the data
+// and the settings the run recorded. `bertlab modelcard` is its command.
+package modelcard
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/human"
+)
+
+// Files of a model folder that the model card writes besides the HF files.
+const (
+	CardFile      = "README.md"
+	LossCurveFile = "loss.png"
+	NoteFile      = "note.txt" // one line, shown on the page under the header (ui/modelindex)
+)
+
+// MaxShippedWeights bounds model.safetensors of the built-in model, which the page downloads.
+const MaxShippedWeights = 16 << 20
+
+// DefaultCloze are the model card's cloze sentences: everyday English of the kind the corpus
+// (Jane Austen's novels, WordNet's glosses and examples) holds, none copied from it.
+var DefaultCloze = []string{
+	"She poured a glass of [MASK] and drank it.",
+	"The capital of France is [MASK].",
+	"He opened the [MASK] and walked into the room.",
+	"She wrote a long [MASK] to her sister.",
+	"The dog [MASK] at the stranger.",
+	"They were married in the [MASK] last spring.",
+	"The sun rises in the [MASK].",
+	"He was very [MASK] to see her again.",
+	"The bird built its [MASK] in the tree.",
+	"The children played in the [MASK] all afternoon.",
+	"Mr. Darcy was a proud and [MASK] man.",
+	"We ate bread and [MASK] for breakfast.",
+	"The ship sailed across the [MASK].",
+	"I have not seen him for many [MASK].",
+	"The doctor told him to stay in [MASK].",
+	"Winter is the coldest [MASK] of the year.",
+	"He put on his hat and [MASK] out of the house.",
+	"My [MASK] and my father live in London.",
+	"She played a beautiful song on the [MASK].",
+	"A [MASK] is a person who teaches in a school.",
+}
+
+// corpusStats counts a pre-training text file as the model saw it.
+type corpusStats struct {
+	Path                         string
+	Docs, Sentences, Tokens, Unk int
+}
+
+// clozeResult is one cloze sentence and the model's top predictions for its mask.
+type clozeResult struct {
+	Text        string
+	Predictions []pipeline.Prediction
+}
+
+// Options say what to write.
+type Options struct {
+	// Run is the output folder of bertlab pretrain: the final model and trainer_state.json.
+	Run string
+	// Out is the model folder to write: config.json, model.safetensors, vocab.txt,
+	// tokenizer_config.json, README.md, loss.png (and note.txt with a Note).
+	Out string
+	// Heldout is held-out text for the masked-LM figures ("": none); Train is the training text,
+	// for the card's data figures ("": leave them out).
+	Heldout, Train string
+	// Name is the model's name (default: the base name of Out).
+	Name string
+	// Note is one line for note.txt (the page shows it) and the top of the card.
+	Note string
+	// Recipe is a file with the commands that made the run, quoted under "How to reproduce";
+	// Extra a Markdown file appended to the card before it ("": none).
+	Recipe, Extra string
+	// Cloze are sentences with one [MASK] each (nil: DefaultCloze).
+	Cloze []string
+	// DType is the storage dtype of model.safetensors (default F16).
+	DType checkpoint.DType
+}
+
+// Write writes the model folder o.Out from the run o.Run with its model card, and a summary to
+// stdout. Weights larger than MaxShippedWeights are written, then reported as an error.
+func Write(o Options, stdout io.Writer) error {
+	dt := o.DType
+	if dt == "" {
+		dt = checkpoint.F16
+	}
+	if dt != checkpoint.F32 && dt != checkpoint.F16 && dt != checkpoint.BF16 {
+		return fmt.Errorf("dtype %q: want F32, F16 or BF16", dt)
+	}
+	if o.Name == "" {
+		o.Name = filepath.Base(filepath.Clean(o.Out))
+	}
+	if strings.ContainsAny(o.Note, "\r\n") {
+		return fmt.Errorf("the note must be one line")
+	}
+	cloze := o.Cloze
+	if cloze == nil {
+		cloze = DefaultCloze
+	}
+	for _, s := range cloze {
+		if strings.Count(s, "[MASK]") != 1 {
+			return fmt.Errorf("cloze sentence %q: want exactly one [MASK]", s)
+		}
+	}
+
+	// The trained model and its history.
+	src, err := checkpoint.LoadFolder(o.Run)
+	if err != nil {
+		return err
+	}
+	if src.Tokenizer == nil || src.Model.MLM == nil {
+		return fmt.Errorf("%s: a model card needs vocab.txt and the masked-LM head", o.Run)
+	}
+	stp, err := train.ReadTrainerState(o.Run)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (is %s the --out folder of a finished bertlab pretrain?)", err, o.Run)
+	}
+	if err != nil {
+		return err
+	}
+	st := *stp
+	meta := runMetadata(o.Run)
+	var recipeText string
+	if o.Recipe != "" {
+		b, err := os.ReadFile(o.Recipe)
+		if err != nil {
+			return err
+		}
+		recipeText = strings.TrimSpace(string(b))
+	}
+	var extraText string
+	if o.Extra != "" {
+		b, err := os.ReadFile(o.Extra)
+		if err != nil {
+			return err
+		}
+		extraText = strings.TrimSpace(string(b))
+	}
+
+	// A run without next-sentence prediction never trained the NSP head: the shipped folder
+	// leaves it out (a BertForMaskedLM), so no one reads its random IsNext probabilities.
+	if meta["sentence_task"] == "none" && src.Model.NSP != nil {
+		src.Model.NSP = nil
+		if err := src.Model.Config.SetExtra("architectures", []string{"BertForMaskedLM"}); err != nil {
+			return err
+		}
+	}
+
+	// The shipped folder, then everything measured on what it holds (the stored weights).
+	if err := checkpoint.SaveFolder(o.Out, src.Model, src.Tokenizer, checkpoint.SaveOptions{DType: dt}); err != nil {
+		return err
+	}
+	shipped, err := checkpoint.LoadFolder(o.Out)
+	if err != nil {
+		return err
+	}
+	size := int64(0)
+	if fi, err := os.Stat(filepath.Join(o.Out, checkpoint.WeightsFile)); err == nil {
+		size = fi.Size()
+	}
+
+	var eval *train.MLMMetrics
+	var evalCmd string
+	if o.Heldout != "" {
+		r, _, err := train.EvaluateMLMFile(shipped.Model, shipped.Tokenizer, o.Heldout, train.DefaultMLMEval())
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		eval = &r
+		evalCmd = "bertlab eval --task mlm --model " + o.Out + " --data " + o.Heldout
+	}
+
+	var results []clozeResult
+	for _, s := range cloze {
+		r, err := pipeline.FillMask(shipped.Model, shipped.Tokenizer, s, nil, 5)
+		if err != nil {
+			return fmt.Errorf("fill-mask %q: %w", s, err)
+		}
+		if len(r.Masks) != 1 {
+			return fmt.Errorf("fill-mask %q: %d masks", s, len(r.Masks))
+		}
+		results = append(results, clozeResult{s, r.Masks[0].Predictions})
+	}
+
+	var stats []corpusStats
+	for _, p := range []string{o.Train, o.Heldout} {
+		if p == "" {
+			continue
+		}
+		docs, err := train.ReadDocumentsFile(p, shipped.Tokenizer)
+		if err != nil {
+			return err
+		}
+		cs := corpusStats{Path: p, Docs: len(docs)}
+		for _, d := range docs {
+			cs.Sentences += len(d)
+			for _, s := range d {
+				cs.Tokens += len(s)
+				for _, id := range s {
+					if id == shipped.Tokenizer.UnkID() {
+						cs.Unk++
+					}
+				}
+			}
+		}
+		stats = append(stats, cs)
+	}
+
+	png, err := lossChart(o.Name, st).renderPNG(960, 520)
+	if err != nil {
+		return err
+	}
+	if err := checkpoint.WriteFileAtomic(filepath.Join(o.Out, LossCurveFile), png); err != nil {
+		return err
+	}
+	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, State: st, Meta: meta,
+		Eval: eval, EvalCmd: evalCmd, Cloze: results, Stats: stats, Recipe: recipeText, Extra: extraText}
+	if err := checkpoint.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
+		return err
+	}
+	notePath := filepath.Join(o.Out, NoteFile)
+	if o.Note != "" {
+		if err := checkpoint.WriteFileAtomic(notePath, []byte(o.Note+"\n")); err != nil {
+			return err
+		}
+	} else if err := os.Remove(notePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+
+	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, checkpoint.WeightsFile, dt, human.Bytes(size), CardFile, LossCurveFile)
+	if eval != nil {
+		fmt.Fprintf(stdout, "held-out masked LM: top-1 %.4f, top-5 %.4f, perplexity %.2f over %d predictions\n", eval.Accuracy, eval.Top5, eval.Perplexity, eval.N)
+	}
+	for _, r := range results[:min(3, len(results))] {
+		fmt.Fprintf(stdout, "%s -> %s\n", r.Text, predictionList(r.Predictions, false))
+	}
+	if size > MaxShippedWeights {
+		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", checkpoint.WeightsFile, human.Bytes(size), human.Bytes(MaxShippedWeights))
+	}
+	return nil
+}
+
+// runMetadata returns the settings a run recorded with its optimizer state (seeds, sequence
+// length, sentence task, masking): those of run itself when it is a checkpoint folder, else of
+// its latest checkpoint; nil when there are none.
+func runMetadata(run string) map[string]string {
+	dir := run
+	if _, err := os.Stat(filepath.Join(run, train.OptimizerFile)); err != nil {
+		if dir, err = train.LatestCheckpoint(run); err != nil || dir == "" {
+			return nil
+		}
+	}
+	f, err := checkpoint.Open(filepath.Join(dir, train.OptimizerFile))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return f.Metadata()
+}
+
+// lossChart plots the training loss of every step (raw and smoothed) and the held-out
+// masked-LM loss of every evaluation.
+func lossChart(name string, st train.TrainerState) chart {
+	var sx, sy, ex, ey []float64
+	for _, e := range st.LogHistory {
+		switch e.Kind {
+		case train.EventStep:
+			sx, sy = append(sx, float64(e.Step)), append(sy, e.Loss)
+		case train.EventEval:
+			if l, ok := e.Metrics["mlm_loss"]; ok {
+				ex, ey = append(ex, float64(e.Step)), append(ey, l)
+			}
+		}
+	}
+	c := chart{
+		title:  name + ": masked-LM loss during pre-training",
+		xLabel: "optimizer step",
+		yLabel: "loss (nats)",
+	}
+	if k := len(sy) / 40; k > 1 {
+		c.series = append(c.series,
+			series{label: "training, each step", color: colLight, width: 1, x: sx, y: sy},
+			series{label: fmt.Sprintf("training, mean of %d steps", k), color: colBlue, width: 2.5, x: sx, y: movingAverage(sy, k)})
+	} else {
+		c.series = append(c.series, series{label: "training", color: colBlue, width: 2, x: sx, y: sy})
+	}
+	c.series = append(c.series, series{label: "held-out", color: colOrange, width: 2, dots: true, x: ex, y: ey})
+	return c
+}
+
+// modelCard holds what README.md reports.
+type modelCard struct {
+	Name, Note, Dir string
+	Folder          *checkpoint.Folder
+	DType           checkpoint.DType
+	Size            int64
+	State           train.TrainerState
+	Meta            map[string]string
+	Eval            *train.MLMMetrics
+	EvalCmd         string
+	Cloze           []clozeResult
+	Stats           []corpusStats
+	Recipe, Extra   string
+}
+
+// markdown writes the model card.
+func (c modelCard) markdown() string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	m := c.Folder.Model
+	mc := m.Config
+	steps, evals := splitHistory(c.State.LogHistory)
+
+	p("# %s\n\n", c.Name)
+	if c.Note != "" {
+		p("> **%s**\n\n", c.Note)
+	}
+	p("A small BERT (%d layers, hidden size %d) pre-trained from scratch by bertlab, in pure Go, on the\n", mc.NumHiddenLayers, mc.HiddenSize)
+	p("English text that the repository carries (tinydata): Jane Austen's six novels and the glosses and\n")
+	p("example sentences of WordNet 3.0. It is bertlab's built-in model, the one the page and\n")
+	p("`bertlab fill-mask` use when no other model is given. It is a HuggingFace model folder:\n")
+	p("`BertForPreTraining.from_pretrained(...)` and `BertTokenizer.from_pretrained(...)` load it.\n\n")
+
+	p("## Model\n\n")
+	p("| | |\n|---|---|\n")
+	p("| architecture | BERT (post-LayerNorm encoder, masked-LM head tied to the word embeddings) |\n")
+	p("| layers, hidden size, heads, intermediate size | %d, %d, %d, %d |\n", mc.NumHiddenLayers, mc.HiddenSize, mc.NumAttentionHeads, mc.IntermediateSize)
+	p("| vocabulary | %d WordPiece tokens, lowercased, accents stripped (`bertlab vocab`) |\n", mc.VocabSize)
+	p("| positions | %d (trained on sequences of at most %s tokens) |\n", mc.MaxPositionEmbeddings, orDash(c.Meta["max_seq_length"]))
+	p("| activation, dropout | %s, %g (hidden), %g (attention) |\n", mc.HiddenAct, mc.HiddenDropoutProb, mc.AttentionProbsDropoutProb)
+	p("| parameters | %s |\n", human.Commas(m.NumParams()))
+	p("| weights | `%s`, %s, %s |\n", checkpoint.WeightsFile, c.DType, human.Bytes(c.Size))
+	p("| heads | %s |\n\n", strings.Join(m.HeadNames(), ", "))
+	if c.Meta["sentence_task"] == "none" {
+		p("Trained on masked LM only (no next-sentence prediction), so the NSP head, never trained, is\n")
+		p("left out (`BertForMaskedLM`); the pooler keeps its random initial weights, and fine-tuning\n")
+		p("trains it with the task head.\n\n")
+	}
+
+	p("## Data\n\n")
+	p("`tinydata/pretrain/` (see `tinydata/SOURCES.md` for the packages, licences and notices, and\n")
+	p("how `make tinydata` rebuilds the files byte for byte): one sentence a line, documents (a\n")
+	p("chapter of a novel, a WordNet synset) separated by blank lines; 2%% of the documents of each\n")
+	p("source are held out.\n\n")
+	if len(c.Stats) > 0 {
+		p("| file | documents | sentences | WordPiece tokens | [UNK] |\n|---|---:|---:|---:|---:|\n")
+		for _, s := range c.Stats {
+			p("| `%s` | %s | %s | %s | %d |\n", s.Path, human.Commas(int64(s.Docs)), human.Commas(int64(s.Sentences)), human.Commas(int64(s.Tokens)), s.Unk)
+		}
+		p("\n")
+	}
+	p("WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. (The WordNet licence,\n")
+	p("quoted in full in `tinydata/SOURCES.md`, asks that its notice go with copies of the database;\n")
+	p("this model is not a copy, but it learnt from it.) Jane Austen's novels are in the public domain.\n\n")
+
+	p("## Training\n\n")
+	p("| | |\n|---|---|\n")
+	p("| objective | %s |\n", objective(c.Meta))
+	p("| steps | %s of %s, batch %d sequences |\n", human.Commas(int64(c.State.GlobalStep)), human.Commas(int64(c.State.MaxSteps)), c.State.BatchSize)
+	if len(steps) > 0 {
+		last := steps[len(steps)-1]
+		peak := 0.0
+		warm := 0
+		for _, e := range steps {
+			if e.LR > peak {
+				peak, warm = e.LR, e.Step
+			}
+		}
+		p("| tokens seen | %s (%.2f epochs) |\n", human.Commas(last.Tokens), c.State.Epoch)
+		p("| optimizer | AdamW, peak learning rate %.3g reached at step %d, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", peak, warm)
+		if last.TokensPerSec > 0 {
+			secs := float64(last.Tokens) / last.TokensPerSec
+			p("| speed | %.0f tokens/s in the last session, evaluations and checkpoints included (%s for the whole run at that speed) |\n", last.TokensPerSec, aboutDuration(secs))
+		}
+		p("| seeds | data %s, training %s |\n", orDash(c.Meta["data_seed"]), orDash(c.Meta["train_seed"]))
+		p("\n")
+		first := steps[0]
+		k := max(1, len(steps)/40)
+		tail := steps[len(steps)-min(k, len(steps)):]
+		mean := 0.0
+		for _, e := range tail {
+			mean += e.Loss
+		}
+		mean /= float64(len(tail))
+		p("Training loss (masked-LM cross-entropy, nats): %.3f at step %d, %.3f averaged over the last %d steps.\n\n", first.Loss, first.Step, mean, len(tail))
+	}
+	p("![masked-LM loss during pre-training](%s)\n\n", LossCurveFile)
+	if len(evals) > 0 {
+		p("Held-out evaluations during training (the first static mask of each held-out sequence, at\n")
+		p("most %s predictions a sequence; model in float32):\n\n", orDash(maxPredictions(c.Meta)))
+		p("| step | masked-LM loss | top-1 | top-5 | perplexity |\n|---:|---:|---:|---:|---:|\n")
+		for _, e := range evals {
+			p("| %d | %.3f | %.2f%% | %.2f%% | %.1f |\n", e.Step, e.Metrics["mlm_loss"], 100*e.Metrics["mlm_accuracy"], 100*e.Metrics["mlm_top5"], e.Metrics["perplexity"])
+		}
+		p("\n")
+	}
+
+	p("## Evaluation\n\n")
+	if c.Eval != nil {
+		p("Masked LM on the held-out split with the weights as stored here (%s), 15%% of the tokens of\n", c.DType)
+		p("every sequence predicted (80%% [MASK], 10%% random, 10%% unchanged):\n\n")
+		p("```\n%s\n```\n\n", c.EvalCmd)
+		p("| top-1 accuracy | top-5 accuracy | perplexity | predictions |\n|---:|---:|---:|---:|\n")
+		p("| %.2f%% | %.2f%% | %.2f | %s |\n\n", 100*c.Eval.Accuracy, 100*c.Eval.Top5, c.Eval.Perplexity, human.Commas(int64(c.Eval.N)))
+	} else {
+		p("(No held-out evaluation was run for this card.)\n\n")
+	}
+
+	p("## Cloze sentences\n\n")
+	p("Twenty sentences written for this card (none is in the corpus), the five most likely tokens\n")
+	p("for the mask and their probabilities (`bertlab fill-mask --model %s \"...\"`):\n\n", c.Dir)
+	p("| sentence | top 5 |\n|---|---|\n")
+	for _, r := range c.Cloze {
+		p("| %s | %s |\n", mdEscape(r.Text), predictionList(r.Predictions, true))
+	}
+	p("\n")
+
+	if c.Extra != "" {
+		p("%s\n\n", c.Extra)
+	}
+
+	p("## How to reproduce\n\n")
+	p("From the repository root, on any machine with Go (about two hours on 2 cores for the full run):\n\n")
+	p("```\nmake pretrain\n```\n\n")
+	p("which runs `scripts/pretrain.sh`: the vocabulary, then pre-training (resumable: run it again\n")
+	p("after an interruption), then this folder and card (`bertlab modelcard`). Everything is a\n")
+	p("function of the data and the seeds; the commands it ran:\n\n")
+	if c.Recipe != "" {
+		p("```\n%s\n```\n\n", c.Recipe)
+	}
+	return b.String()
+}
+
+// splitHistory separates the step events from the evaluations.
+func splitHistory(h []train.Event) (steps, evals []train.Event) {
+	for _, e := range h {
+		switch e.Kind {
+		case train.EventStep:
+			steps = append(steps, e)
+		case train.EventEval:
+			evals = append(evals, e)
+		}
+	}
+	return steps, evals
+}
+
+func objective(meta map[string]string) string {
+	s := "masked LM (15% of the tokens: 80% [MASK], 10% random, 10% unchanged)"
+	if meta["dynamic_masking"] == "true" {
+		s += ", new masks every epoch"
+	}
+	switch meta["sentence_task"] {
+	case "none":
+		s += "; sequences packed with consecutive sentences across documents (RoBERTa's FULL-SENTENCES), no next-sentence prediction"
+	case "":
+	default:
+		s += "; " + meta["sentence_task"] + " prediction"
+	}
+	return s
+}
+
+// maxPredictions is max_predictions_per_seq of the run: ceil(0.15 × the sequence length), as
+// bertlab pretrain sets it by default.
+func maxPredictions(meta map[string]string) string {
+	var n int
+	if _, err := fmt.Sscan(meta["max_seq_length"], &n); err != nil || n <= 0 {
+		return ""
+	}
+	return fmt.Sprint(int(math.Ceil(0.15 * float64(n))))
+}
+
+func predictionList(ps []pipeline.Prediction, md bool) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		tok := p.Token
+		if md {
+			tok = "`" + strings.ReplaceAll(tok, "`", "'") + "`"
+		}
+		parts[i] = fmt.Sprintf("%s %.0f%%", tok, 100*p.Score)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdEscape keeps text from being read as Markdown table syntax or a link.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "[", `\[`, "]", `\]`).Replace(s)
+}
+
+// aboutDuration writes a number of seconds for people: "about 1 h 52 min", "about 4 min".
+func aboutDuration(secs float64) string {
+	m := int(math.Round(secs / 60))
+	if m >= 60 {
+		return fmt.Sprintf("about %d h %02d min", m/60, m%60)
+	}
+	return fmt.Sprintf("about %d min", max(m, 1))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

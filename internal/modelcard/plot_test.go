@@ -1,0 +1,72 @@
+package modelcard
+
+import (
+	"bytes"
+	"image/png"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/train"
+)
+
+func TestNiceTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		n      int
+		want   []float64
+		labels []string
+	}{
+		{0, 9.07, 6, []float64{0, 2, 4, 6, 8, 10}, []string{"0", "2", "4", "6", "8", "10"}},
+		{0, 2500, 8, []float64{0, 500, 1000, 1500, 2000, 2500}, []string{"0", "500", "1000", "1500", "2000", "2500"}},
+		{0, 0.37, 6, []float64{0, 0.1, 0.2, 0.3, 0.4}, []string{"0.0", "0.1", "0.2", "0.3", "0.4"}},
+		{0, 40000, 4, []float64{0, 10000, 20000, 30000, 40000}, []string{"0", "10,000", "20,000", "30,000", "40,000"}},
+	} {
+		got := niceTicks(c.lo, c.hi, c.n)
+		var labels []string
+		for _, v := range got {
+			labels = append(labels, tickLabel(v, got))
+		}
+		if len(got) != len(c.want) || !slices.Equal(labels, c.labels) {
+			t.Errorf("niceTicks(%g, %g, %d) = %v %q, want %v %q", c.lo, c.hi, c.n, got, labels, c.want, c.labels)
+		}
+	}
+}
+
+func TestLossChart(t *testing.T) {
+	var st train.TrainerState
+	for i := 1; i <= 200; i++ {
+		st.LogHistory = append(st.LogHistory, train.Event{Kind: train.EventStep, Step: i, Loss: 9 - float64(i)/40})
+		if i%50 == 0 {
+			st.LogHistory = append(st.LogHistory, train.Event{Kind: train.EventEval, Step: i, Metrics: map[string]float64{"mlm_loss": 9 - float64(i)/35}})
+		}
+	}
+	c := lossChart("m", st)
+	if len(c.series) != 3 || len(c.series[0].x) != 200 || len(c.series[2].x) != 4 || !strings.Contains(c.series[1].label, "mean of 5 steps") {
+		t.Fatalf("%v: %+v", c, c.series)
+	}
+	raw, err := c.renderPNG(400, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Some pixels carry each series' colour.
+	found := map[[3]uint32]bool{}
+	for y := 0; y < 300; y++ {
+		for x := 0; x < 400; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			found[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+		}
+	}
+	for _, col := range []struct{ r, g, b uint8 }{{colBlue.R, colBlue.G, colBlue.B}, {colOrange.R, colOrange.G, colOrange.B}} {
+		if !found[[3]uint32{uint32(col.r), uint32(col.g), uint32(col.b)}] {
+			t.Errorf("no pixel of colour %v", col)
+		}
+	}
+	if got := movingAverage([]float64{1, 2, 3, 4}, 2); !slices.Equal(got, []float64{1, 1.5, 2.5, 3.5}) {
+		t.Errorf("movingAverage = %v", got)
+	}
+}
