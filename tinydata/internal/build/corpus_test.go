@@ -350,3 +350,19 @@ func FuzzBrownSample(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSOTUAddress: whatever the text, SOTUAddress returns trimmed, single-spaced, non-empty
+// sentences without an audience note left, and never panics.
+func FuzzSOTUAddress(f *testing.F) {
+	f.Add("Thank you. (Applause.) Madam Speaker—(applause)—no President has said it.")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, s := range SOTUAddress(text) {
+			if s == "" || strings.Join(strings.Fields(s), " ") != s {
+				t.Fatalf("sentence %q is not trimmed single-spaced text", s)
+			}
+			if audienceRE.MatchString(s) {
+				t.Fatalf("sentence %q keeps an audience note", s)
+			}
+		}
+	})
+}
