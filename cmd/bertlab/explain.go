@@ -5,13 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/explain"
 )
 
@@ -49,7 +44,10 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr("--ablate: %v", err)
 	}
-	e, err := loadExplainer(*model)
+	if *model == "" {
+		return usageErr("no model folder: pass --model DIR (a folder with config.json, model.safetensors, vocab.txt)")
+	}
+	e, err := explain.LoadFolder(*model)
 	if err != nil {
 		return err
 	}
@@ -63,39 +61,4 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	return rep.WriteText(stdout)
-}
-
-// loadExplainer loads a model folder as a pre-training model, or as the fine-tuned classifier
-// its config.json's "architectures" names.
-func loadExplainer(dir string) (*explain.Explainer, error) {
-	if dir == "" {
-		return nil, usageErr("no model folder: pass --model DIR (a folder with config.json, model.safetensors, vocab.txt)")
-	}
-	var cfg struct {
-		Architectures []string `json:"architectures"`
-	}
-	if raw, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile)); err == nil {
-		_ = json.Unmarshal(raw, &cfg) // a bad config.json gets its error from the loader below
-	}
-	var e *explain.Explainer
-	for _, task := range []bert.Task{bert.SequenceClassification, bert.TokenClassification} {
-		if slices.Contains(cfg.Architectures, string(task)) {
-			f, err := checkpoint.LoadTaskFolder(dir, task, checkpoint.TaskLoadOptions{RequireHead: true})
-			if err != nil {
-				return nil, err
-			}
-			e = &explain.Explainer{Model: explain.FineTuned(f.Model), Tok: f.Tokenizer}
-		}
-	}
-	if e == nil {
-		f, err := checkpoint.LoadFolder(dir)
-		if err != nil {
-			return nil, err
-		}
-		e = &explain.Explainer{Model: explain.PreTraining(f.Model), Tok: f.Tokenizer}
-	}
-	if e.Tok == nil {
-		return nil, fmt.Errorf("model folder %s has no vocab.txt", dir)
-	}
-	return e, nil
 }

