@@ -125,15 +125,15 @@ tinydata:
 	bash scripts/tinydata.sh
 
 # The built-in model's vocabulary: WordPiece, 12,000 tokens, trained on tinydata's large
-# pre-training corpus (what `make pretrain` trains first, in the same folder).
+# pre-training corpus mix (the first stage of make pretrain, in the same folder).
 vocab: build
-	mkdir -p build/pretrain/bertlab-mini
-	gzip -dc tinydata/corpus/train.txt.gz >build/pretrain/bertlab-mini/train.txt
-	$(BERTLAB) vocab --data build/pretrain/bertlab-mini/train.txt --size 12000 --min-frequency 2 --out build/pretrain/bertlab-mini/vocab
+	bash scripts/pretrain.sh vocab
 
-# The built-in model (issue 4): vocabulary, pre-training (about two hours on 2 cores; resumable:
-# run it again after an interruption), then assets/models/bertlab-mini with its model card.
-# A short trial: make pretrain STEPS=200 NAME=trial OUT=/tmp/trial WORK=/tmp/trial-work
+# The built-in model (issue 12): vocabulary, a relative-position teacher, the absolute-position
+# student distilled from it, next-sentence prediction, then assets/models/bertlab-mini with its
+# model card (many hours on 2 cores, in resumable stages: run it again after an interruption).
+# A short trial: make pretrain TEACHER_STEPS=20 STUDENT_STEPS=20 NSP_STEPS=10 NAME=trial
+# OUT=/tmp/trial WORK=/tmp/trial-work
 pretrain:
 	bash scripts/pretrain.sh
 

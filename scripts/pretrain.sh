@@ -1,40 +1,42 @@
 #!/usr/bin/env bash
 # Pre-trains bertlab's built-in model from tinydata and writes it, with its model card, to
-# assets/models/$NAME: `make pretrain`. Three stages, each skipped when its output is already
-# there, so an interrupted run continues where it stopped (training resumes from its last
-# checkpoint with the same numbers):
+# assets/models/$NAME: `make pretrain`. Each stage is skipped when its output is already there,
+# and a stage interrupted resumes from its last checkpoint with the same numbers, so the whole
+# recipe runs in pieces (`nice -n 19 bash scripts/pretrain.sh` again continues it):
 #
-#   1. vocab  a WordPiece vocabulary trained on tinydata's large pre-training corpus
-#             (tinydata/corpus/train.txt.gz, unpacked to $WORK/train.txt; bertlab vocab);
-#   2. train  masked-LM pre-training of a random model of $PRESET size (bertlab pretrain) into
-#             $WORK/run, with checkpoints, evaluated on the held-out split as it goes;
-#   3. card   the final weights stored as F16 in $OUT with vocab.txt, tokenizer_config.json and
-#             a README.md model card: data, configuration, loss curve (loss.png), held-out
-#             masked-LM figures and 20 cloze sentences (bertlab modelcard).
+#   1. vocab    a WordPiece vocabulary trained on the corpus mix below (bertlab vocab);
+#   2. teacher  masked-LM pre-training of a $PRESET model with relative_key_query positions
+#               (HF 4.x), which leaves the masked-LM plateau at once (scripts/PRETRAIN.md), into
+#               $WORK/teacher, evaluated on the held-out split as it goes;
+#   3. student  the same size with absolute positions (the BERT every runtime loads), trained
+#               from scratch on the same text while distilling the frozen teacher: masked-LM
+#               cross-entropy + KL from the teacher's masked-LM distributions + KL from its
+#               attention rows, head by head (bertlab pretrain --teacher), into $WORK/student;
+#   4. nsp      the student trained on with next-sentence prediction as well (its NSP head and
+#               pooler start random), so that the page's next-sentence views have a trained head,
+#               into $WORK/final;
+#   5. card     the final weights stored as F16 in $OUT with vocab.txt, tokenizer_config.json and
+#               a README.md model card: data, configuration, loss curve (loss.png), held-out
+#               masked-LM figures and the cloze sentences (bertlab modelcard).
 #
-# The configuration was chosen by measuring on this project's 2-core machine (`bash
-# scripts/pretrain.sh measure` and the probes in scripts/PRETRAIN.md): packed MLM-only sequences
-# of 128 tokens (no padding spent on WordNet's short documents), the mini size (4 layers, hidden
-# 256: 5.5 M parameters, 10.5 MiB as F16), 9,600 steps of 8 sequences (4.7 epochs of the corpus,
-# the token budget of about two hours here), peak learning rate 5e-4 (linear warm-up over 4% of
-# the steps, then linear decay), no dropout, and position embeddings that start from sinusoids
-# at BERT's init scale (--position-init sinusoidal). The first full attempt (batch 32, 5e-4,
-# dropout, random positions) read its context as a bag of words: no attention head looked at its
-# neighbours, and held-out top-1 crept from 9% to 14% over half the run. On a synthetic check
-# whose words are fixed by their neighbours, more steps of smaller batches and the sinusoidal
-# start each helped, and together took top-1 from 18% to 79% for the same tokens.
-# Everything is a function of the data and SEED: running it twice on machines with the same CPU
-# features gives the same model, bit for bit (the assembly and pure-Go kernels round differently).
+# The corpus mix: tinydata/corpus/prose.txt.gz (Austen, WordNet, the Brown corpus, the State of
+# the Union addresses: 4.1 M words) given PROSE_WEIGHT times and docs.txt.gz (software
+# documentation: 6.2 M words) once, so that everyday prose is most of what the model reads.
+# The models have POSITIONS positions, the length they are trained on: an absolute model's
+# positions past the training length would stay untrained.
 #
 # `bash scripts/pretrain.sh finetune` afterwards adds the fine-tuning figures (sentiment, part of
-# speech) to the card: about 25 minutes more; `bash scripts/pretrain.sh wasm` checks that the wasm
-# build (Node) gives the same figures, and adds that table to the card.
+# speech) to the card; `bash scripts/pretrain.sh wasm` checks that the wasm build (Node) gives
+# the same figures, and adds that table to the card; `bash scripts/pretrain.sh measure` times
+# a few steps of each candidate size; `bash scripts/pretrain.sh vocab` (make vocab) stops after
+# the vocabulary.
 #
-# Overrides (environment): STEPS, BATCH, SEQ, LR, WARMUP, NO_DROPOUT, POSITION_INIT, PRESET, VOCAB_SIZE, SEED, NAME, OUT,
-# WORK, EVAL_EVERY, SAVE_EVERY, NOTE; for finetune FT_EPOCHS, SENT_LR, POS_LR, FT_BATCH; for wasm
-# FT_LR, FT_BATCH, WASM_FT_N; for measure
-# CANDIDATES, MSTEPS, BUDGET_MIN. A short trial: STEPS=200 NAME=trial OUT=/tmp/trial
-# WORK=/tmp/trial-work bash scripts/pretrain.sh
+# Overrides (environment): PRESET, VOCAB_SIZE, POSITIONS, SEQ, BATCH, PROSE_WEIGHT,
+# TEACHER_STEPS, TEACHER_LR, STUDENT_STEPS, STUDENT_LR, DISTIL (hard,soft,attention weights),
+# NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS,
+# SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for measure CANDIDATES, MSTEPS,
+# BUDGET_MIN. A short trial: TEACHER_STEPS=20 STUDENT_STEPS=20 NSP_STEPS=10 NAME=trial
+# OUT=/tmp/trial WORK=/tmp/trial-work bash scripts/pretrain.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,39 +46,43 @@ PRESET=${PRESET:-mini}
 # 12,000: everyday words are whole tokens and the mini model stays at 13.0 MB as F16 (16,000:
 # 15.1 MB for 2% fewer tokens); see "The corpus and its vocabulary" in scripts/PRETRAIN.md.
 VOCAB_SIZE=${VOCAB_SIZE:-12000}
-STEPS=${STEPS:-9600}
-BATCH=${BATCH:-8}
+POSITIONS=${POSITIONS:-128}
 SEQ=${SEQ:-128}
-LR=${LR:-5e-4}
-# Dropout off (NO_DROPOUT=0 turns it on, at the config's 0.1): see "The recipe" above.
-NO_DROPOUT=${NO_DROPOUT:-1}
-# The position embeddings' starting point: sinusoidal (scaled to BERT's init) or normal (HF's).
-POSITION_INIT=${POSITION_INIT:-sinusoidal}
-WARMUP=${WARMUP:-$((STEPS / 25))}
+BATCH=${BATCH:-8}
+PROSE_WEIGHT=${PROSE_WEIGHT:-3}
+TEACHER_STEPS=${TEACHER_STEPS:-24000}
+TEACHER_LR=${TEACHER_LR:-1e-3}
+STUDENT_STEPS=${STUDENT_STEPS:-16000}
+STUDENT_LR=${STUDENT_LR:-1e-3}
+DISTIL=${DISTIL:-1,1,1}
+NSP_STEPS=${NSP_STEPS:-1500}
+NSP_LR=${NSP_LR:-2e-4}
+EVAL_EVERY=${EVAL_EVERY:-500}
+SAVE_EVERY=${SAVE_EVERY:-250}
 SEED=${SEED:-1}
 NAME=${NAME:-bertlab-mini}
 OUT=${OUT:-assets/models/$NAME}
 WORK=${WORK:-build/pretrain/$NAME}
-EVAL_EVERY=${EVAL_EVERY:-$(( STEPS >= 20 ? STEPS / 20 : 1 ))}
-SAVE_EVERY=${SAVE_EVERY:-$(( STEPS >= 10 ? STEPS / 10 : 1 ))}
 NOTE=${NOTE:-}
-# The training text (a .gz is unpacked to $WORK/train.txt first: bertlab vocab reads plain text)
-# and the held-out text the run and the card are scored on: the unchanged comparison point.
+PROSE=${PROSE:-tinydata/corpus/prose.txt.gz}
+DOCS=${DOCS:-tinydata/corpus/docs.txt.gz}
+# The held-out text the runs and the card are scored on: the unchanged comparison point.
 # tinydata/corpus/heldout-modern.txt is the held-out split of the new sources (bertlab eval).
-TRAIN=${TRAIN:-tinydata/corpus/train.txt.gz}
 HELDOUT=${HELDOUT:-tinydata/pretrain/heldout.txt}
 
-# plain_text DIR: the training text as a plain file (TRAIN itself, or DIR/train.txt unpacked from
-# it when it is gzip-compressed and not unpacked yet), printed.
+# plain_text FILE DIR: FILE as a plain text file (FILE itself, or DIR/NAME unpacked from it when
+# it is gzip-compressed and not unpacked yet), printed. bertlab vocab reads plain text only.
 plain_text() {
-  case "$TRAIN" in
+  case "$1" in
   *.gz)
-    if [ ! -s "$1/train.txt" ] || [ "$TRAIN" -nt "$1/train.txt" ]; then
-      mkdir -p "$1"
-      gzip -dc "$TRAIN" >"$1/train.txt.tmp" && mv "$1/train.txt.tmp" "$1/train.txt"
+    local plain
+    plain="$2/$(basename "$1" .gz)"
+    if [ ! -s "$plain" ] || [ "$1" -nt "$plain" ]; then
+      mkdir -p "$2"
+      gzip -dc "$1" >"$plain.tmp" && mv "$plain.tmp" "$plain"
     fi
-    echo "$1/train.txt" ;;
-  *) echo "$TRAIN" ;;
+    echo "$plain" ;;
+  *) echo "$1" ;;
   esac
 }
 
@@ -91,7 +97,7 @@ card() {
     [ -f "$f" ] && { cat "$f"; echo; } >>"$WORK/extra.md"
   done
   [ -s "$WORK/extra.md" ] && extra=(--extra "$WORK/extra.md")
-  "$BERTLAB" modelcard --run "$WORK/run" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
+  "$BERTLAB" modelcard --run "$WORK/final" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
     --recipe "$WORK/recipe.txt" --note "$NOTE" "${extra[@]}"
 }
 
@@ -102,7 +108,7 @@ if [ "${1:-}" = measure ]; then
   BUDGET_MIN=${BUDGET_MIN:-110}
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  TRAIN=$(plain_text "$tmp")
+  TRAIN=$(plain_text "$PROSE" "$tmp")
   "$BERTLAB" vocab --data "$TRAIN" --size "$VOCAB_SIZE" --out "$tmp/vocab" >/dev/null
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
   for p in ${CANDIDATES:-tiny mini small}; do
@@ -243,39 +249,72 @@ if [ "${1:-}" = wasm ]; then
 fi
 
 mkdir -p "$WORK"
-TRAIN_GZ=$TRAIN
-TRAIN=$(plain_text "$WORK")
-VOCAB_CMD=("$BERTLAB" vocab --data "$TRAIN" --size "$VOCAB_SIZE" --min-frequency 2 --out "$WORK/vocab")
-PRETRAIN_CMD=("$BERTLAB" pretrain --preset "$PRESET" --vocab "$WORK/vocab" --data "$TRAIN" --heldout "$HELDOUT"
-  --out "$WORK/run" --seed "$SEED" --steps "$STEPS" --batch "$BATCH" --seq "$SEQ" --lr "$LR" --warmup "$WARMUP"
-  --no-nsp --dynamic --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2 --position-init "$POSITION_INIT")
-[ "$NO_DROPOUT" = 1 ] && PRETRAIN_CMD+=(--no-dropout)
+PROSE_TXT=$(plain_text "$PROSE" "$WORK")
+DOCS_TXT=$(plain_text "$DOCS" "$WORK")
+DATA=() VOCAB_DATA=()
+for _ in $(seq "$PROSE_WEIGHT"); do DATA+=(--data "$PROSE"); VOCAB_DATA+=(--data "$PROSE_TXT"); done
+DATA+=(--data "$DOCS")
+VOCAB_DATA+=(--data "$DOCS_TXT")
+IFS=, read -r W_HARD W_SOFT W_ATTN <<<"$DISTIL"
+VOCAB_CMD=("$BERTLAB" vocab "${VOCAB_DATA[@]}" --size "$VOCAB_SIZE" --min-frequency 2 --out "$WORK/vocab")
+COMMON=("${DATA[@]}" --heldout "$HELDOUT" --seed "$SEED" --batch "$BATCH" --seq "$SEQ" --dynamic --no-dropout
+  --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2)
+INIT_TEACHER=("$BERTLAB" init --preset "$PRESET" --vocab "$WORK/vocab" --max-positions "$POSITIONS"
+  --position-embedding-type relative_key_query --seed "$SEED" --out "$WORK/teacher-init")
+TEACHER_CMD=("$BERTLAB" pretrain --model "$WORK/teacher-init" --out "$WORK/teacher" --steps "$TEACHER_STEPS"
+  --lr "$TEACHER_LR" --warmup $((TEACHER_STEPS / 50)) --no-nsp "${COMMON[@]}")
+INIT_STUDENT=("$BERTLAB" init --preset "$PRESET" --vocab "$WORK/vocab" --max-positions "$POSITIONS"
+  --seed $((SEED + 1)) --out "$WORK/student-init")
+STUDENT_CMD=("$BERTLAB" pretrain --model "$WORK/student-init" --out "$WORK/student" --steps "$STUDENT_STEPS"
+  --lr "$STUDENT_LR" --warmup $((STUDENT_STEPS / 50)) --no-nsp --teacher "$WORK/teacher"
+  --distil-hard "$W_HARD" --distil-soft "$W_SOFT" --distil-attention "$W_ATTN" "${COMMON[@]}")
+NSP_CMD=("$BERTLAB" pretrain --model "$WORK/student" --out "$WORK/final" --steps "$NSP_STEPS" --lr "$NSP_LR"
+  --warmup $((NSP_STEPS / 10)) "${COMMON[@]}")
 
 # The recipe, as the model card quotes it.
 {
-  [ "$TRAIN" != "$TRAIN_GZ" ] && echo "gzip -dc $TRAIN_GZ > $TRAIN"
-  echo "${VOCAB_CMD[*]}"
-  echo "${PRETRAIN_CMD[*]}"
+  echo "gzip -dc $PROSE > $PROSE_TXT; gzip -dc $DOCS > $DOCS_TXT"
+  for c in VOCAB_CMD INIT_TEACHER TEACHER_CMD INIT_STUDENT STUDENT_CMD NSP_CMD; do
+    eval "echo \"\${$c[*]}\""
+  done
 } >"$WORK/recipe.txt"
 
-echo "== 1/3 vocabulary ($VOCAB_SIZE tokens)"
+# stage NAME DIR STEPS CMD...: runs a training stage into DIR unless it has finished (its last
+# checkpoint is there), resuming from its last checkpoint when it has one.
+stage() {
+  local name=$1 dir=$2 steps=$3
+  shift 3
+  local start
+  start=$(date +%s)
+  if [ -f "$dir/config.json" ] && [ -d "$dir/checkpoint-$steps" ]; then
+    echo "$dir holds the finished $name stage: kept"
+  elif ls -d "$dir/checkpoint-"* >/dev/null 2>&1; then
+    "$@" --resume
+  else
+    "$@"
+  fi
+  echo "$name stage: $(( $(date +%s) - start )) s"
+}
+
+echo "== 1/5 vocabulary ($VOCAB_SIZE tokens)"
 if [ -f "$WORK/vocab/vocab.txt" ]; then
   echo "$WORK/vocab/vocab.txt exists: kept"
 else
   "${VOCAB_CMD[@]}"
 fi
+[ "${1:-}" = vocab ] && exit 0
 
-echo "== 2/3 pre-training ($PRESET, $STEPS steps of $BATCH x $SEQ tokens)"
-start=$(date +%s)
-if [ -f "$WORK/run/config.json" ] && [ -d "$WORK/run/checkpoint-$STEPS" ]; then
-  echo "$WORK/run holds the finished run: kept"
-elif ls -d "$WORK/run/checkpoint-"* >/dev/null 2>&1; then
-  "${PRETRAIN_CMD[@]}" --resume
-else
-  "${PRETRAIN_CMD[@]}"
-fi
-echo "pre-training stage: $(( $(date +%s) - start )) s"
+echo "== 2/5 teacher ($PRESET, relative_key_query, $TEACHER_STEPS steps of $BATCH x $SEQ tokens)"
+[ -f "$WORK/teacher-init/config.json" ] || "${INIT_TEACHER[@]}"
+stage teacher "$WORK/teacher" "$TEACHER_STEPS" "${TEACHER_CMD[@]}"
 
-echo "== 3/3 model folder and card -> $OUT"
+echo "== 3/5 student ($PRESET, absolute positions, distilled, $STUDENT_STEPS steps)"
+[ -f "$WORK/student-init/config.json" ] || "${INIT_STUDENT[@]}"
+stage student "$WORK/student" "$STUDENT_STEPS" "${STUDENT_CMD[@]}"
+
+echo "== 4/5 next-sentence prediction ($NSP_STEPS steps)"
+stage nsp "$WORK/final" "$NSP_STEPS" "${NSP_CMD[@]}"
+
+echo "== 5/5 model folder and card -> $OUT"
 card
 echo "done: $OUT (fine-tuning figures for the card: bash scripts/pretrain.sh finetune)"

@@ -34,6 +34,10 @@ const (
 	WebSentimentTest  = "web/sentiment-test.tsv"
 	WebPOSTrain       = "web/pos-train.conll"
 	WebPOSTest        = "web/pos-test.conll"
+
+	// EverydayCloze are the built-in model card's cloze sentences with their acceptable words
+	// (written for bertlab; natively only).
+	EverydayCloze = "cloze/everyday.tsv"
 )
 
 // SentimentLabels are the labels of the sentiment files, sorted.
@@ -85,6 +89,20 @@ func LoadDocuments(name string) ([]dataset.Document, error) {
 		return nil, fmt.Errorf("tinydata: %s: %w", name, err)
 	}
 	return docs, nil
+}
+
+// LoadCloze parses an embedded file of cloze sentences, e.g. EverydayCloze.
+func LoadCloze(name string) ([]dataset.Cloze, error) {
+	f, err := open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cs, err := dataset.ParseCloze(f)
+	if err != nil {
+		return nil, fmt.Errorf("tinydata: %s: %w", name, err)
+	}
+	return cs, nil
 }
 
 // LoadClassification parses an embedded classification file, e.g. SentimentTrain.

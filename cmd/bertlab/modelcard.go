@@ -25,7 +25,7 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.Name, "name", "", "the model's name (default: the base name of --out)")
 	flags.StringVar(&o.Recipe, "recipe", "", "file with the commands that made the run, quoted under \"How to reproduce\"")
 	flags.StringVar(&o.Note, "note", "", "one line for note.txt (the page shows it) and the top of the card, e.g. that this is a preview")
-	clozeFile := flags.String("cloze", "", "cloze sentences, one a line, each with one [MASK] (default: the built-in 20)")
+	clozeFile := flags.String("cloze", "", "cloze sentences, one a line with one [MASK], a tab and the acceptable words w1|w2 (optional) (default: "+modelcard.DefaultCloze+")")
 	dtype := flags.String("dtype", "F16", "storage dtype of model.safetensors: F32, F16 or BF16")
 	flags.StringVar(&o.Extra, "extra", "", "Markdown file appended to the card before \"How to reproduce\" (e.g. fine-tuning results)")
 	pos, err := parseFlags(flags, args, stderr)
@@ -43,7 +43,7 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--note must be one line")
 	}
 	if *clozeFile != "" {
-		if o.Cloze, err = readLines(*clozeFile); err != nil {
+		if o.Cloze, err = modelcard.ReadCloze(*clozeFile); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	model := fs.String("model", "", "model folder (HF layout) to start from; heads it lacks start random")
 	preset := fs.String("preset", "", "start from a random model of this size instead: "+strings.Join(bert.PresetNames(), ", "))
 	vocab := fs.String("vocab", "", "folder with vocab.txt (and tokenizer_config.json); needed with --preset, overrides the model's")
-	data := fs.String("data", "", "training text: one sentence a line, a blank line between documents")
+	var data stringList
+	fs.Var(&data, "data", "training text (.txt or .txt.gz): one sentence a line, a blank line between documents; several --data are read one after the other, and a file given twice counts twice (a recipe's weight)")
 	heldout := fs.String("heldout", "", "held-out text in the same format: masked-LM accuracy, top-5 and perplexity at --eval-every and at the end")
 	out := fs.String("out", "", "output folder: checkpoint-<step>/ folders and, at the end, the model (HF layout)")
 	steps := fs.Int("steps", 1000, "optimizer steps")
@@ -73,7 +74,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	switch {
 	case len(pos) > 0:
 		return usageErr("unexpected argument %q; %s", oneLine(pos[0]), pretrainUsage)
-	case *data == "" || *out == "":
+	case len(data) == 0 || *out == "":
 		return usageErr("%s", pretrainUsage)
 	case !*resume && (*model == "") == (*preset == ""):
 		return usageErr("give one of --model DIR or --preset NAME (with --vocab DIR); %s", pretrainUsage)
@@ -158,13 +159,13 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 
-	docs, err := train.ReadDocumentsFile(*data, tok)
+	docs, err := train.ReadDocumentsFiles(data, tok)
 	if err != nil {
 		return err
 	}
 	td, err := train.NewPretrainData(tok, docs, dc)
 	if err != nil {
-		return fmt.Errorf("%s: %w", *data, err)
+		return fmt.Errorf("%s: %w", data.String(), err)
 	}
 	var p *train.Pretrainer
 	if *resume {

@@ -43,6 +43,26 @@ func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []TokenDocumen
 	return out
 }
 
+// ReadDocumentsFiles reads the pre-training text files in order (ReadDocumentsFile) and
+// returns their documents one file after the other. A path given twice counts twice, which is
+// how a recipe weighs the parts of a corpus; each file is read and tokenized once.
+func ReadDocumentsFiles(paths []string, tok *tokenizer.Tokenizer) ([]TokenDocument, error) {
+	read := map[string][]TokenDocument{}
+	var out []TokenDocument
+	for _, p := range paths {
+		docs, ok := read[p]
+		if !ok {
+			var err error
+			if docs, err = ReadDocumentsFile(p, tok); err != nil {
+				return nil, err
+			}
+			read[p] = docs
+		}
+		out = append(out, docs...)
+	}
+	return out, nil
+}
+
 // ReadDocumentsFile reads a pre-training text file (core/dataset's format: one sentence a line,
 // a blank line between documents) and tokenizes it with TokenizeDocuments. A path ending in
 // ".gz" is read through gzip (tinydata/corpus/train.txt.gz). Errors name the file, and the line

@@ -331,3 +331,21 @@ func TestReadDocumentsFile(t *testing.T) {
 		t.Errorf("a truncated .gz: %v", err)
 	}
 }
+
+// Several files are read one after the other, a file given twice counts twice, and an error
+// names the file.
+func TestReadDocumentsFiles(t *testing.T) {
+	tok := testTokenizer(t, []string{"the", "cat", "sat", "dog", "ran"})
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	os.WriteFile(a, []byte("the cat\n"), 0o644)
+	os.WriteFile(b, []byte("dog ran\n\nsat\n"), 0o644)
+	got, err := ReadDocumentsFiles([]string{a, b, a}, tok)
+	want := []TokenDocument{{{5, 6}}, {{8, 9}}, {{7}}, {{5, 6}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, %v; want %v", got, err, want)
+	}
+	if _, err := ReadDocumentsFiles([]string{a, filepath.Join(dir, "missing.txt")}, tok); err == nil || !strings.Contains(err.Error(), "missing.txt") {
+		t.Errorf("a missing file: %v", err)
+	}
+}

@@ -14,9 +14,11 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/human"
+	"github.com/bertlab/bertlab/tinydata"
 )
 
 // Files of a model folder that the model card writes besides the HF files.
@@ -29,30 +31,13 @@ const (
 // MaxShippedWeights bounds model.safetensors of the built-in model, which the page downloads.
 const MaxShippedWeights = 16 << 20
 
-// DefaultCloze are the model card's cloze sentences: everyday English of the kind the corpus
-// (Jane Austen's novels, WordNet's glosses and examples) holds, none copied from it.
-var DefaultCloze = []string{
-	"She poured a glass of [MASK] and drank it.",
-	"The capital of France is [MASK].",
-	"He opened the [MASK] and walked into the room.",
-	"She wrote a long [MASK] to her sister.",
-	"The dog [MASK] at the stranger.",
-	"They were married in the [MASK] last spring.",
-	"The sun rises in the [MASK].",
-	"He was very [MASK] to see her again.",
-	"The bird built its [MASK] in the tree.",
-	"The children played in the [MASK] all afternoon.",
-	"Mr. Darcy was a proud and [MASK] man.",
-	"We ate bread and [MASK] for breakfast.",
-	"The ship sailed across the [MASK].",
-	"I have not seen him for many [MASK].",
-	"The doctor told him to stay in [MASK].",
-	"Winter is the coldest [MASK] of the year.",
-	"He put on his hat and [MASK] out of the house.",
-	"My [MASK] and my father live in London.",
-	"She played a beautiful song on the [MASK].",
-	"A [MASK] is a person who teaches in a school.",
-}
+// DefaultCloze is the file of the card's cloze sentences and their acceptable words, as
+// tinydata embeds it.
+const DefaultCloze = "tinydata/" + tinydata.EverydayCloze
+
+// ClozeBar is the share of cloze sentences with an acceptable word in the model's top 5 that
+// the built-in model must reach (issue 12).
+const ClozeBar = 0.6
 
 // corpusStats counts a pre-training text file as the model saw it.
 type corpusStats struct {
@@ -64,6 +49,8 @@ type corpusStats struct {
 type clozeResult struct {
 	Text        string
 	Predictions []pipeline.Prediction
+	Accept      []string // acceptable words; nil when the file gave none
+	Hit         bool     // an acceptable word is among the predictions
 }
 
 // Options say what to write.
@@ -83,8 +70,9 @@ type Options struct {
 	// Recipe is a file with the commands that made the run, quoted under "How to reproduce";
 	// Extra a Markdown file appended to the card before it ("": none).
 	Recipe, Extra string
-	// Cloze are sentences with one [MASK] each (nil: DefaultCloze).
-	Cloze []string
+	// Cloze are the cloze sentences, with the words a reader accepts (nil: those of the file
+	// DefaultCloze).
+	Cloze []dataset.Cloze
 	// DType is the storage dtype of model.safetensors (default F16).
 	DType checkpoint.DType
 }
@@ -107,11 +95,9 @@ func Write(o Options, stdout io.Writer) error {
 	}
 	cloze := o.Cloze
 	if cloze == nil {
-		cloze = DefaultCloze
-	}
-	for _, s := range cloze {
-		if strings.Count(s, "[MASK]") != 1 {
-			return fmt.Errorf("cloze sentence %q: want exactly one [MASK]", s)
+		var err error
+		if cloze, err = tinydata.LoadCloze(tinydata.EverydayCloze); err != nil {
+			return err
 		}
 	}
 
@@ -183,15 +169,15 @@ func Write(o Options, stdout io.Writer) error {
 	}
 
 	var results []clozeResult
-	for _, s := range cloze {
-		r, err := pipeline.FillMask(shipped.Model, shipped.Tokenizer, s, nil, 5)
+	for _, c := range cloze {
+		r, err := pipeline.FillMask(shipped.Model, shipped.Tokenizer, c.Text, nil, 5)
 		if err != nil {
-			return fmt.Errorf("fill-mask %q: %w", s, err)
+			return fmt.Errorf("fill-mask %q: %w", c.Text, err)
 		}
 		if len(r.Masks) != 1 {
-			return fmt.Errorf("fill-mask %q: %d masks", s, len(r.Masks))
+			return fmt.Errorf("fill-mask %q: %d masks", c.Text, len(r.Masks))
 		}
-		results = append(results, clozeResult{s, r.Masks[0].Predictions})
+		results = append(results, scoreCloze(c, r.Masks[0].Predictions))
 	}
 
 	var stats []corpusStats
@@ -419,11 +405,23 @@ func (c modelCard) markdown() string {
 	}
 
 	p("## Cloze sentences\n\n")
-	p("Twenty sentences written for this card (none is in the corpus), the five most likely tokens\n")
-	p("for the mask and their probabilities (`bertlab fill-mask --model %s \"...\"`):\n\n", c.Dir)
-	p("| sentence | top 5 |\n|---|---|\n")
+	share, n := clozeShare(c.Cloze)
+	p("%d everyday sentences written for this card (`%s`; none is in the corpus), the five most\n", len(c.Cloze), DefaultCloze)
+	p("likely tokens for the mask and their probabilities (`bertlab fill-mask --model %s \"...\"`).\n", c.Dir)
+	if n > 0 {
+		p("The words a reader accepts were written down before any model's answers were seen; an\n")
+		p("acceptable word is in the top 5 for **%.0f%%** of the %d sentences (the bar: %.0f%%).\n", 100*share, n, 100*ClozeBar)
+	}
+	p("\n| sentence | top 5 | acceptable | in the top 5 |\n|---|---|---|---|\n")
 	for _, r := range c.Cloze {
-		p("| %s | %s |\n", mdEscape(r.Text), predictionList(r.Predictions, true))
+		mark := ""
+		if r.Accept != nil {
+			mark = "no"
+			if r.Hit {
+				mark = "yes"
+			}
+		}
+		p("| %s | %s | %s | %s |\n", mdEscape(r.Text), predictionList(r.Predictions, true), mdEscape(strings.Join(r.Accept, ", ")), mark)
 	}
 	p("\n")
 
@@ -512,4 +510,50 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// ReadCloze reads a file of cloze sentences (dataset.ParseCloze's format); errors name the file.
+func ReadCloze(path string) ([]dataset.Cloze, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cs, err := dataset.ParseCloze(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cs, nil
+}
+
+// scoreCloze says whether an acceptable word of c is among the predictions (compared in lower
+// case: the word as the model's vocabulary writes it).
+func scoreCloze(c dataset.Cloze, preds []pipeline.Prediction) clozeResult {
+	r := clozeResult{Text: c.Text, Predictions: preds, Accept: c.Accept}
+	for _, p := range preds {
+		for _, w := range c.Accept {
+			if strings.EqualFold(p.Token, w) {
+				r.Hit = true
+			}
+		}
+	}
+	return r
+}
+
+// clozeShare is the share of the results with acceptable words that have one in their top 5,
+// and how many had acceptable words.
+func clozeShare(rs []clozeResult) (float64, int) {
+	hits, n := 0, 0
+	for _, r := range rs {
+		if r.Accept != nil {
+			n++
+			if r.Hit {
+				hits++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(hits) / float64(n), n
 }

