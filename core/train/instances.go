@@ -65,7 +65,7 @@ func ReadDocumentsFiles(paths []string, tok *tokenizer.Tokenizer) ([]TokenDocume
 
 // ReadDocumentsFile reads a pre-training text file (core/dataset's format: one sentence a line,
 // a blank line between documents) and tokenizes it with TokenizeDocuments. A path ending in
-// ".gz" is read through gzip (tinydata/corpus/train.txt.gz). Errors name the file, and the line
+// ".gz" is read through gzip (tinydata/corpus/prose.txt.gz). Errors name the file, and the line
 // for a parse error.
 func ReadDocumentsFile(path string, tok *tokenizer.Tokenizer) ([]TokenDocument, error) {
 	f, err := os.Open(path)
