@@ -1,10 +1,12 @@
 package api
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"mime"
 	"net/http"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -106,4 +108,28 @@ func acceptsGzip(header string) bool {
 		return gzipQ > 0
 	}
 	return starQ > 0
+}
+
+// DefaultAssets is the page folder `bertlab serve` serves when none is named: assets/ when run
+// from the repository, else none ("").
+func DefaultAssets() string {
+	if fi, err := os.Stat("assets"); err == nil && fi.IsDir() {
+		return "assets"
+	}
+	return ""
+}
+
+// AssetsFS is the page folder dir as a file system for Options.Static; "" gives nil (API only).
+func AssetsFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("assets: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("assets %s: not a folder", dir)
+	}
+	return os.DirFS(dir), nil
 }

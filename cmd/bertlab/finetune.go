@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -106,62 +105,14 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("no model folder: pass --model DIR")
 	}
 
-	trainData, err := train.ReadTaskFile(task, *trainPath)
+	setup, err := train.PrepareFinetune(task, *model, *trainPath, *devPath, *seq, *seed, qf.config)
 	if err != nil {
 		return err
 	}
-	var devData *train.TaskFile
-	if *devPath != "" {
-		if devData, err = train.ReadTaskFile(task, *devPath); err != nil {
-			return err
-		}
-	}
-	labels := trainData.Labels()
-	if devData != nil && labels != nil {
-		// As the model could never predict a label it has no output for, it gets one for every
-		// label of either file; one only in dev is never trained on.
-		if extra := train.MissingLabels(devData.Labels(), labels); len(extra) > 0 {
-			fmt.Fprintf(stdout, "note: labels %q occur in %s but not in %s: the model has outputs for them, never trained\n", extra, *devPath, *trainPath)
-			labels = train.LabelSet(labels, extra)
-		}
-	}
-
-	f, err := checkpoint.LoadTaskFolder(*model, task, checkpoint.TaskLoadOptions{Labels: labels, Seed: *seed})
-	if err != nil {
-		return err
-	}
-	if f.Tokenizer == nil {
-		return fmt.Errorf("model folder %s has no vocab.txt", *model)
-	}
-	m := f.Model
-	for _, n := range f.Report.Notes {
+	for _, n := range setup.Notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	if len(f.Report.Ignored) > 0 {
-		fmt.Fprintf(stdout, "note: not used for %s: %s\n", task, summarizeNames(f.Report.Ignored))
-	}
-	S := *seq
-	if p := m.Bert.Config.MaxPositionEmbeddings; S > p {
-		fmt.Fprintf(stdout, "note: --seq %d is more than the model's %d positions: using %d\n", S, p, p)
-		S = p
-	}
-	qc := qf.config(S)
-	td, notes, err := trainData.Dataset(f.Tokenizer, m.Labels, S, qc)
-	if err != nil {
-		return fmt.Errorf("%s: %w", *trainPath, err)
-	}
-	for _, n := range notes {
-		fmt.Fprintf(stdout, "note: %s: %s\n", *trainPath, n)
-	}
-	var dd train.TaskDataset
-	if devData != nil {
-		if dd, notes, err = devData.Dataset(f.Tokenizer, m.Labels, S, qc); err != nil {
-			return fmt.Errorf("%s: %w", *devPath, err)
-		}
-		for _, n := range notes {
-			fmt.Fprintf(stdout, "note: %s: %s\n", *devPath, n)
-		}
-	}
+	f, m, td, dd, S := setup.Folder, setup.Folder.Model, setup.Train, setup.Dev, setup.SeqLen
 
 	c := train.DefaultFinetune()
 	c.Epochs, c.BatchSize, c.LR, c.WarmupRatio, c.WeightDecay, c.MaxGradNorm = *epochs, *batch, *lr, *warmup, *wd, *clip
@@ -180,22 +131,13 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := progress.New(stderr, 0, ft.TotalSteps, *logEvery)
-	var first, last *train.Event
+	rec := &progress.Record{Bar: progress.New(stderr, 0, ft.TotalSteps, *logEvery), EvalLine: func(e train.Event) string {
+		return fmt.Sprintf("epoch %.0f dev: %s", e.Epoch, train.Metrics(e.Metrics).String())
+	}}
 	start := time.Now()
-	metrics, err := ft.Run(ctx, func(e train.Event) {
-		switch e.Kind {
-		case train.EventStep:
-			if first == nil {
-				first = &e
-			}
-			last = &e
-			prog.Step(e)
-		case train.EventEval:
-			prog.Println(fmt.Sprintf("epoch %.0f dev: %s", e.Epoch, train.Metrics(e.Metrics).String()))
-		}
-	})
-	prog.Finish()
+	metrics, err := ft.Run(ctx, rec.Event)
+	rec.Bar.Finish()
+	first, last := rec.First, rec.Last
 	switch {
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("interrupted at step %d of %d: nothing saved", ft.Steps, ft.TotalSteps)
@@ -220,12 +162,4 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "model saved to %s (%s, HF layout)\n", *out, task)
 	return nil
-}
-
-// summarizeNames lists names, or the first few and a count.
-func summarizeNames(names []string) string {
-	if len(names) <= 4 {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:4], ", "), len(names)-4)
 }

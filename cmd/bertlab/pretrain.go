@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -179,20 +178,18 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *resume && flagSet(fs, "position-embedding-type") && positionType(p.Model.Config) != *posType {
 		return usageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, positionType(p.Model.Config))
 	}
-	teacher, err := pretrainTeacher(fs, *out, *resume, *teacherDir, bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}, p)
-	if err != nil {
+	given := flagSet(fs, "distil-hard") || flagSet(fs, "distil-soft") || flagSet(fs, "distil-attention")
+	teacher, err := p.SetupDistil(*out, *resume, train.TeacherRecord{Dir: *teacherDir,
+		Weights: bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}}, given)
+	if errors.Is(err, train.ErrDistilUsage) {
+		return usageErr("%v", err)
+	} else if err != nil {
 		return err
 	}
 	if *heldout != "" {
-		hdocs, err := train.ReadDocumentsFile(*heldout, tok)
-		if err != nil {
+		if p.Eval, err = train.HeldoutInstances(*heldout, tok, dc); err != nil {
 			return err
 		}
-		hd, err := train.NewPretrainData(tok, hdocs, dc)
-		if err != nil {
-			return fmt.Errorf("%s: %w", *heldout, err)
-		}
-		p.Eval = hd.Fixed()
 	}
 
 	mc := p.Model.Config
@@ -212,26 +209,11 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := progress.New(stderr, p.State.Step, *steps, *logEvery)
-	var first, last *train.Event
-	var lastEval *train.Event
+	rec := &progress.Record{Bar: progress.New(stderr, p.State.Step, *steps, *logEvery)}
 	start := time.Now()
-	err = p.Run(ctx, func(e train.Event) {
-		switch e.Kind {
-		case train.EventStep:
-			if first == nil {
-				first = &e
-			}
-			last = &e
-			prog.Step(e)
-		case train.EventEval:
-			lastEval = &e
-			prog.Println(e.String())
-		case train.EventCheckpoint:
-			prog.Println("checkpoint " + e.Checkpoint)
-		}
-	})
-	prog.Finish()
+	err = p.Run(ctx, rec.Event)
+	rec.Bar.Finish()
+	first, last, lastEval := rec.First, rec.Last, rec.LastEval
 	if errors.Is(err, context.Canceled) {
 		dir, serr := p.SaveCheckpoint()
 		if serr != nil {
@@ -280,38 +262,4 @@ func positionType(c bert.Config) string {
 		return bert.PositionAbsolute
 	}
 	return c.PositionEmbeddingType
-}
-
-// pretrainTeacher sets up distillation for p: from --teacher on a new run (recorded in out),
-// or from the record of a resumed run (a --teacher or weights given then must agree with it).
-// It returns nil when the run has no teacher.
-func pretrainTeacher(fs *flag.FlagSet, out string, resume bool, dir string, w bert.DistilWeights, p *train.Pretrainer) (*train.TeacherRecord, error) {
-	given := flagSet(fs, "distil-hard") || flagSet(fs, "distil-soft") || flagSet(fs, "distil-attention")
-	rec := &train.TeacherRecord{Dir: dir, Weights: w}
-	if resume {
-		was, err := train.ReadTeacherRecord(out)
-		switch {
-		case err != nil:
-			return nil, err
-		case was == nil && dir != "":
-			return nil, usageErr("--teacher %s: the run in %s was not distilled; a teacher cannot join it on --resume", dir, out)
-		case was == nil:
-			return nil, nil
-		case (dir != "" && filepath.Clean(dir) != filepath.Clean(was.Dir)) || (given && w != was.Weights):
-			return nil, usageErr("--resume: the run distils %s with weights %+v; this command asks for %s with %+v", was.Dir, was.Weights, dir, w)
-		}
-		rec = was
-	} else if dir == "" {
-		if given {
-			return nil, usageErr("--distil-hard, --distil-soft and --distil-attention need --teacher DIR")
-		}
-		return nil, nil
-	}
-	if err := p.DistilFrom(*rec); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	if !resume {
-		return rec, train.WriteTeacherRecord(out, *rec)
-	}
-	return rec, nil
 }

@@ -314,7 +314,7 @@ func TestPretrainDistil(t *testing.T) {
 		want string
 	}{
 		{append(resume[:len(resume):len(resume)], "--distil-soft", "0.5"), "the run distils"},
-		{append([]string{"pretrain", "--preset", "tiny", "--out", filepath.Join(dir, "x"), "--steps", "1", "--distil-soft", "2"}, base...), "need --teacher DIR"},
+		{append([]string{"pretrain", "--preset", "tiny", "--out", filepath.Join(dir, "x"), "--steps", "1", "--distil-soft", "2"}, base...), "need a teacher"},
 		{append([]string{"pretrain", "--preset", "tiny", "--out", filepath.Join(dir, "y"), "--steps", "1", "--teacher", teacher}, slices.DeleteFunc(slices.Clone(base), func(s string) bool { return s == "--no-nsp" })...), "no sentence task"},
 		{append([]string{"pretrain", "--out", filepath.Join(dir, "teacher"), "--steps", "3", "--resume", "--teacher", out}, base...), "was not distilled"},
 	} {

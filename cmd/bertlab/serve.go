@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -39,7 +38,7 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	flags := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := flags.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	model := flags.String("model", "", "model folder (HF layout; default $BERTLAB_MODEL, else the first under ASSETS/models)")
-	assets := flags.String("assets", defaultAssets(), "folder of the page and its files, served at / (empty: API only)")
+	assets := flags.String("assets", api.DefaultAssets(), "folder of the page and its files, served at / (empty: API only)")
 	concurrent := flags.Int("max-concurrent", api.DefaultMaxConcurrent, "model computations running at once; the others wait")
 	timeout := flags.Duration("timeout", api.DefaultTimeout, "longest a request may wait and compute before a 503")
 	pos, err := parseFlags(flags, args, stderr)
@@ -68,9 +67,9 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	if f.Tokenizer == nil {
 		return fmt.Errorf("model folder %s has no vocab.txt", *model)
 	}
-	static, err := assetsFS(*assets)
+	static, err := api.AssetsFS(*assets)
 	if err != nil {
-		return err
+		return fmt.Errorf("--%w", err)
 	}
 	logger := log.New(stderr, "bertlab serve: ", log.LstdFlags)
 	name := filepath.Base(filepath.Clean(*model))
@@ -119,27 +118,4 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 		return err
 	}
 	return nil
-}
-
-// defaultAssets is the page folder served when --assets is not given: assets/ when run from the
-// repository, else none.
-func defaultAssets() string {
-	if fi, err := os.Stat("assets"); err == nil && fi.IsDir() {
-		return "assets"
-	}
-	return ""
-}
-
-func assetsFS(dir string) (fs.FS, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("--assets: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("--assets %s: not a folder", dir)
-	}
-	return os.DirFS(dir), nil
 }

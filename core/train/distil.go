@@ -150,3 +150,45 @@ func (p *Pretrainer) DistilFrom(r TeacherRecord) error {
 	}
 	return p.Distil(t)
 }
+
+// ErrDistilUsage marks an error of SetupDistil that is the command line's: a teacher or weights
+// that do not fit the run.
+var ErrDistilUsage = errors.New("distillation")
+
+// SetupDistil sets up the distillation of a run writing to out: from the teacher given on a new
+// run (then recorded in out), or from the record of a resumed run, which a teacher or weights
+// given again must agree with (weightsGiven: the weights were asked for, not defaults). It
+// returns the record in use, nil when the run has no teacher.
+func (p *Pretrainer) SetupDistil(out string, resume bool, given TeacherRecord, weightsGiven bool) (*TeacherRecord, error) {
+	rec := &given
+	if resume {
+		was, err := ReadTeacherRecord(out)
+		switch {
+		case err != nil:
+			return nil, err
+		case was == nil && given.Dir != "":
+			return nil, fmt.Errorf("%w: teacher %s: the run in %s was not distilled; a teacher cannot join it on resume", ErrDistilUsage, given.Dir, out)
+		case was == nil:
+			return nil, nil
+		case (given.Dir != "" && filepath.Clean(given.Dir) != filepath.Clean(was.Dir)) || (weightsGiven && given.Weights != was.Weights):
+			return nil, fmt.Errorf("%w: the run distils %s with weights %+v; asked for %s with %+v", ErrDistilUsage, was.Dir, was.Weights, given.Dir, given.Weights)
+		}
+		rec = was
+	} else if given.Dir == "" {
+		if weightsGiven {
+			return nil, fmt.Errorf("%w: the loss weights need a teacher", ErrDistilUsage)
+		}
+		return nil, nil
+	}
+	if err := p.DistilFrom(*rec); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", ErrDistilUsage, err)
+	}
+	if !resume {
+		return rec, WriteTeacherRecord(out, *rec)
+	}
+	return rec, nil
+}

@@ -43,6 +43,20 @@ func TokenizeDocuments(tok *tokenizer.Tokenizer, docs [][]string) []TokenDocumen
 	return out
 }
 
+// HeldoutInstances reads held-out pre-training text and masks it once, as dc masks the
+// training text (PretrainData.Fixed): the examples a run is evaluated on.
+func HeldoutInstances(path string, tok *tokenizer.Tokenizer, dc DataConfig) ([]Instance, error) {
+	docs, err := ReadDocumentsFile(path, tok)
+	if err != nil {
+		return nil, err
+	}
+	d, err := NewPretrainData(tok, docs, dc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d.Fixed(), nil
+}
+
 // ReadDocumentsFiles reads the pre-training text files in order (ReadDocumentsFile) and
 // returns their documents one file after the other. A path given twice counts twice, which is
 // how a recipe weighs the parts of a corpus; each file is read and tokenized once.

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
@@ -116,4 +118,74 @@ func (t *TaskFile) Dataset(tok *tokenizer.Tokenizer, labels []string, seq int, q
 		notes = append(notes, fmt.Sprintf("%d questions in %d windows of %d tokens (doc stride %d)", len(t.qa), d.Len(), seq, qc.DocStride))
 	}
 	return d, notes, nil
+}
+
+// FinetuneSetup is what a fine-tuning run of the command line starts from.
+type FinetuneSetup struct {
+	Folder     *checkpoint.TaskFolder // the model with its task head, and its tokenizer
+	Train, Dev TaskDataset            // Dev nil without a dev file
+	SeqLen     int                    // the sequence length used: at most the model's positions
+	Notes      []string               // what the user should know: labels, unused tensors, cuts
+}
+
+// PrepareFinetune reads the training file (and the dev file, unless devPath is "") of task,
+// loads the model folder with a head for their labels (a label only in dev gets an output,
+// never trained), and builds the datasets of at most seq tokens, cut to the model's positions;
+// qa gives the question-answering windows for a length.
+func PrepareFinetune(task bert.Task, model, trainPath, devPath string, seq int, seed uint64, qa func(seq int) QAConfig) (*FinetuneSetup, error) {
+	trainData, err := ReadTaskFile(task, trainPath)
+	if err != nil {
+		return nil, err
+	}
+	var devData *TaskFile
+	if devPath != "" {
+		if devData, err = ReadTaskFile(task, devPath); err != nil {
+			return nil, err
+		}
+	}
+	s := &FinetuneSetup{}
+	labels := trainData.Labels()
+	if devData != nil && labels != nil {
+		if extra := MissingLabels(devData.Labels(), labels); len(extra) > 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("labels %q occur in %s but not in %s: the model has outputs for them, never trained", extra, devPath, trainPath))
+			labels = LabelSet(labels, extra)
+		}
+	}
+	f, err := checkpoint.LoadTaskFolder(model, task, checkpoint.TaskLoadOptions{Labels: labels, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	if f.Tokenizer == nil {
+		return nil, fmt.Errorf("model folder %s has no vocab.txt", model)
+	}
+	s.Folder = f
+	s.Notes = append(s.Notes, f.Report.Notes...)
+	if ig := f.Report.Ignored; len(ig) > 0 {
+		names := strings.Join(ig, ", ")
+		if len(ig) > 4 {
+			names = fmt.Sprintf("%s and %d more", strings.Join(ig[:4], ", "), len(ig)-4)
+		}
+		s.Notes = append(s.Notes, fmt.Sprintf("not used for %s: %s", task, names))
+	}
+	s.SeqLen = seq
+	if p := f.Model.Bert.Config.MaxPositionEmbeddings; seq > p {
+		s.Notes = append(s.Notes, fmt.Sprintf("--seq %d is more than the model's %d positions: using %d", seq, p, p))
+		s.SeqLen = p
+	}
+	var notes []string
+	if s.Train, notes, err = trainData.Dataset(f.Tokenizer, f.Model.Labels, s.SeqLen, qa(s.SeqLen)); err != nil {
+		return nil, fmt.Errorf("%s: %w", trainPath, err)
+	}
+	for _, n := range notes {
+		s.Notes = append(s.Notes, trainPath+": "+n)
+	}
+	if devData != nil {
+		if s.Dev, notes, err = devData.Dataset(f.Tokenizer, f.Model.Labels, s.SeqLen, qa(s.SeqLen)); err != nil {
+			return nil, fmt.Errorf("%s: %w", devPath, err)
+		}
+		for _, n := range notes {
+			s.Notes = append(s.Notes, devPath+": "+n)
+		}
+	}
+	return s, nil
 }

@@ -72,3 +72,33 @@ func (p *Bar) Finish() {
 		fmt.Fprintln(p.w)
 	}
 }
+
+// Record shows a run's events on the bar and keeps its first and last step and its last
+// evaluation, for the summary a command prints at the end.
+type Record struct {
+	Bar                   *Bar
+	First, Last, LastEval *train.Event
+	// EvalLine, if set, is the line an evaluation prints (default: the event's String).
+	EvalLine func(train.Event) string
+}
+
+// Event is a run's callback: steps go to the bar, evaluations and checkpoints above it.
+func (r *Record) Event(e train.Event) {
+	switch e.Kind {
+	case train.EventStep:
+		if r.First == nil {
+			r.First = &e
+		}
+		r.Last = &e
+		r.Bar.Step(e)
+	case train.EventEval:
+		r.LastEval = &e
+		if r.EvalLine != nil {
+			r.Bar.Println(r.EvalLine(e))
+		} else {
+			r.Bar.Println(e.String())
+		}
+	case train.EventCheckpoint:
+		r.Bar.Println("checkpoint " + e.Checkpoint)
+	}
+}
