@@ -85,30 +85,42 @@ func checkLabels(what string, labels []int, n, c int) error {
 // mlmBackward runs the MLM head on the labelled rows of the hidden states, returns the MLM
 // loss, adds the head's gradients to g and d hidden to dh [B, S, H].
 func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model) float64 {
-	H, V := m.Config.HiddenSize, m.Config.VocabSize
-	var rows, lab []int
+	rows, lab, ma, logits := m.mlmLabelled(a, labels)
+	dl := logits.Data
+	loss, _, _ := CrossEntropyBackward(dl, logits.Data, m.Config.VocabSize, lab, 1) // labels checked already
+	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, len(rows), g), dh)
+	return loss
+}
+
+// mlmLabelled runs the MLM head on the rows of the hidden states whose label is not
+// IgnoreIndex: it returns those rows, their labels, the head's activations and its logits
+// [n, V].
+func (m *Model) mlmLabelled(a *Activations, labels []int) (rows, lab []int, ma *mlmActs, logits *tensor.Tensor) {
+	H := m.Config.HiddenSize
 	for i, y := range labels {
 		if y != IgnoreIndex {
 			rows, lab = append(rows, i), append(lab, y)
 		}
 	}
-	n := len(rows)
-	in := tensor.New(n, H)
+	in := tensor.New(len(rows), H)
 	for i, r := range rows {
 		copy(in.Row(i), a.Hidden.Data[r*H:(r+1)*H])
 	}
-	var ma mlmActs
-	_, logits := m.mlmHead(in, n, a.pass, &ma)
-	dl := logits.Data
-	loss, _, _ := CrossEntropyBackward(dl, logits.Data, V, lab, 1) // labels checked already
-	din := m.mlmHeadBackward(&ma, dl, n, g)
+	ma = &mlmActs{}
+	_, logits = m.mlmHead(in, len(rows), a.pass, ma)
+	return rows, lab, ma, logits
+}
+
+// mlmScatter adds din [n, H], the gradient of the head's input rows, to those rows of dh
+// [B, S, H].
+func (m *Model) mlmScatter(rows []int, din *tensor.Tensor, dh []float32) {
+	H := m.Config.HiddenSize
 	for i, r := range rows {
 		d := dh[r*H : (r+1)*H]
 		for j, v := range din.Row(i) {
 			d[j] += v
 		}
 	}
-	return loss
 }
 
 // mlmHeadBackward is the backward of mlmHead on n rows with the activations ma: it adds the

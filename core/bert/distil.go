@@ -106,7 +106,7 @@ func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets,
 		}
 		want := []int{b.B, c.NumAttentionHeads, b.S, b.S}
 		for l, at := range t.Attentions {
-			if at == nil || !sameShape(at.Shape, want) {
+			if at == nil || !tensor.SameShape(at.Shape, want) {
 				var got []int
 				if at != nil {
 					got = at.Shape
@@ -136,18 +136,6 @@ func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets,
 	err = m.Backward(a, dHidden, nil, g)
 	a.distil = nil
 	return loss, err
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // attendedRows counts the query tokens the attention term averages over: the attended ones.
@@ -214,20 +202,9 @@ func klRow(t, p []float32) float64 {
 // tMLM [n, V]; 0 when nil), adds w.Hard·d hard + w.Soft·d soft to the head's gradients in g
 // and d hidden to dh [B, S, H].
 func (m *Model) mlmDistilBackward(a *Activations, labels []int, tMLM []float32, w DistilWeights, dh []float32, g *Model) (hard, soft float64) {
-	H, V := m.Config.HiddenSize, m.Config.VocabSize
-	var rows, lab []int
-	for i, y := range labels {
-		if y != IgnoreIndex {
-			rows, lab = append(rows, i), append(lab, y)
-		}
-	}
+	V := m.Config.VocabSize
+	rows, lab, ma, logits := m.mlmLabelled(a, labels)
 	n := len(rows)
-	in := tensor.New(n, H)
-	for i, r := range rows {
-		copy(in.Row(i), a.Hidden.Data[r*H:(r+1)*H])
-	}
-	var ma mlmActs
-	_, logits := m.mlmHead(in, n, a.pass, &ma)
 	dl := logits.Data
 	hards, softs := make([]float64, n), make([]float64, n)
 	wh, ws := float32(w.Hard/float64(n)), float32(w.Soft/float64(n))
@@ -272,12 +249,6 @@ func (m *Model) mlmDistilBackward(a *Activations, labels []int, tMLM []float32, 
 		hard += hards[i]
 		soft += softs[i]
 	}
-	din := m.mlmHeadBackward(&ma, dl, n, g)
-	for i, r := range rows {
-		d := dh[r*H : (r+1)*H]
-		for j, v := range din.Row(i) {
-			d[j] += v
-		}
-	}
+	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g), dh)
 	return hard / float64(n), soft / float64(n)
 }
