@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tensor"
 )
 
 // AdamWConfig are torch.optim.AdamW's hyper-parameters (HF Trainer's defaults).
@@ -63,26 +64,19 @@ func (o *AdamW) Apply(grads []bert.Param, lr float64) error {
 	bc1 := 1 - math.Pow(c.Beta1, float64(o.Step))
 	bc2 := 1 - math.Pow(c.Beta2, float64(o.Step))
 	b1, b2 := float32(c.Beta1), float32(c.Beta2)
-	stepSize := float32(lr / bc1)
-	bc2sqrt := float32(math.Sqrt(bc2))
-	eps := float32(c.Eps)
+	k := tensor.AdamWConsts{Beta1: b1, OneMinusBeta1: 1 - b1, Beta2: b2, OneMinusBeta2: 1 - b2,
+		BC2Sqrt: float32(math.Sqrt(bc2)), Eps: float32(c.Eps), StepSize: float32(lr / bc1)}
 	wd := float32(1 - lr*c.WeightDecay)
 	for i, p := range o.params {
 		g := grads[i].T.Data
 		if len(g) != p.T.Len() {
 			return fmt.Errorf("adamw: gradient of %s has %d elements, parameter %d", p.Name, len(g), p.T.Len())
 		}
-		w, m, v := p.T.Data, o.m[i], o.v[i]
-		decay := o.decay[i] && c.WeightDecay != 0
-		for j, gj := range g {
-			if decay {
-				w[j] *= wd
-			}
-			m[j] = b1*m[j] + (1-b1)*gj
-			v[j] = b2*v[j] + (1-b2)*gj*gj
-			denom := float32(math.Sqrt(float64(v[j])))/bc2sqrt + eps
-			w[j] -= stepSize * m[j] / denom
+		k.Decay = 1 // w·1 = w: no decay
+		if o.decay[i] && c.WeightDecay != 0 {
+			k.Decay = wd
 		}
+		tensor.AdamW(p.T.Data, o.m[i], o.v[i], g, &k)
 	}
 	return nil
 }
@@ -108,17 +102,13 @@ func LinearSchedule(step, warmup, total int) float64 {
 func ClipGradNorm(grads []bert.Param, maxNorm float64) float64 {
 	var ss float64
 	for _, g := range grads {
-		for _, x := range g.T.Data {
-			ss += float64(x) * float64(x)
-		}
+		ss += tensor.SumSquares(g.T.Data)
 	}
 	norm := math.Sqrt(ss)
 	if coef := maxNorm / (norm + 1e-6); coef < 1 {
 		c := float32(coef)
 		for _, g := range grads {
-			for j := range g.T.Data {
-				g.T.Data[j] *= c
-			}
+			tensor.Scale(g.T.Data, c)
 		}
 	}
 	return norm
