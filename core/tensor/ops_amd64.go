@@ -65,6 +65,9 @@ func layerNormApplyAVX512(out, x, gamma, beta *float32, n int, mean, rstd float3
 //go:noescape
 func adamwAVX512(w, m, v, grad *float32, n int, c *AdamWConsts)
 
+//go:noescape
+func addColsAVX512(acc *float64, x *float32, n int)
+
 // The AVX2 kernels: as their AVX-512 namesakes, on the first n &^ 7 elements only.
 
 //go:noescape
@@ -96,6 +99,9 @@ func layerNormApplyAVX2(out, x, gamma, beta *float32, n int, mean, rstd float32)
 
 //go:noescape
 func adamwAVX2(w, m, v, grad *float32, n int, c *AdamWConsts)
+
+//go:noescape
+func addColsAVX2(acc *float64, x *float32, n int)
 
 // ptr is the address of s's first element, or nil for an empty or nil s.
 func ptr(s []float32) *float32 {
@@ -361,5 +367,24 @@ func adamw(w, m, v, g []float32, c *AdamWConsts) {
 		adamwGo(w[k:], m[k:], v[k:], g[k:], c)
 	default:
 		adamwGo(w, m, v, g, c)
+	}
+}
+
+// addCols sets acc[j] += float64(x[j]) for j < len(x) (see SumRows); acc has len(x) elements.
+func addCols(acc []float64, x []float32) {
+	n := len(x)
+	acc = acc[:n]
+	switch {
+	case n == 0:
+	case opsLevel == opsAVX512:
+		addColsAVX512(&acc[0], &x[0], n)
+	case opsLevel == opsAVX2:
+		k := vec8(n)
+		if k > 0 {
+			addColsAVX2(&acc[0], &x[0], k)
+		}
+		addColsGo(acc[k:], x[k:])
+	default:
+		addColsGo(acc, x)
 	}
 }

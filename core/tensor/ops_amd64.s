@@ -1081,3 +1081,59 @@ adam2loop:
 adam2done:
 	VZEROUPPER
 	RET
+
+// func addColsAVX512(acc *float64, x *float32, n int)
+// acc[j] += float64(x[j]) for j < n (one row of SumRows).
+TEXT ·addColsAVX512(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+
+colsloop:
+	TESTQ CX, CX
+	JLE   colsdone
+	TAILMASK(colsmask)
+	KSHIFTRW      $8, K7, K6
+	VMOVUPS.Z     (SI), K7, Z0
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF64X4 $1, Z0, Y2
+	VCVTPS2PD     Y2, Z2
+	VMOVUPD.Z     (DI), K7, Z3
+	VMOVUPD.Z     64(DI), K6, Z4
+	VADDPD        Z1, Z3, Z3
+	VADDPD        Z2, Z4, Z4
+	VMOVUPD       Z3, K7, (DI)
+	VMOVUPD       Z4, K6, 64(DI)
+	ADDQ          $64, SI
+	ADDQ          $128, DI
+	SUBQ          $16, CX
+	JMP           colsloop
+
+colsdone:
+	VZEROUPPER
+	RET
+
+// func addColsAVX2(acc *float64, x *float32, n int)
+// As addColsAVX512 on the first n &^ 7 columns.
+TEXT ·addColsAVX2(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   cols2done
+
+cols2loop:
+	VCVTPS2PD (SI), Y1
+	VCVTPS2PD 16(SI), Y2
+	VADDPD    (DI), Y1, Y1
+	VADDPD    32(DI), Y2, Y2
+	VMOVUPD   Y1, (DI)
+	VMOVUPD   Y2, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       cols2loop
+
+cols2done:
+	VZEROUPPER
+	RET

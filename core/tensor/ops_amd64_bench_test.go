@@ -28,6 +28,7 @@ func BenchmarkOpsKernels(b *testing.B) {
 	dy := norm(rows*I, 1)
 	bx := norm(rows*I, 2)
 	dx := make([]float32, rows*I)
+	db := make([]float32, I)
 	scores := norm(8*2*S*S, 3)
 	sx := make([]float32, len(scores))
 	mask := make([]float32, S)
@@ -61,6 +62,7 @@ func BenchmarkOpsKernels(b *testing.B) {
 		}},
 		{"AdamW-4.4M", func() { AdamW(w, m, v, g, ac) }},
 		{"SumSquares-4.4M", func() { SumSquares(g) }},
+		{"SumRows-1024x512", func() { SumRows(db, dy, I) }},
 	}
 	for _, c := range cases {
 		for _, k := range []struct {

@@ -175,10 +175,10 @@ func testExpSumAsm(t *testing.T) {
 	}
 }
 
-// TestRowKernelsAsmVsGo compares softmax, LayerNorm (alone and after a residual add),
-// the sum of squares, Scale and AdamW with their Go twins on odd lengths and offsets:
-// element-wise results bit for bit, the rest within a few float32 ulp (the order of the
-// sums differs).
+// TestRowKernelsAsmVsGo compares softmax, LayerNorm (alone and after a residual add), the
+// column sums of SumRows, the sum of squares, Scale and AdamW with their Go twins on odd
+// lengths and offsets: element-wise results bit for bit, the rest within a few float32 ulp
+// (the order of the sums differs).
 func TestRowKernelsAsmVsGo(t *testing.T) { forEachAsm(t, testRowKernelsAsm) }
 
 func testRowKernelsAsm(t *testing.T) {
@@ -237,6 +237,24 @@ func testRowKernelsAsm(t *testing.T) {
 				if !sameBits(sum[i], wsum[i]) || math.Abs(float64(out[i]-wout[i])) > 1e-5*(1+math.Abs(float64(wout[i]))) {
 					t.Fatalf("AddLayerNorm n=%d [%d]: sum %g out %g, Go twin %g %g", n, i, sum[i], out[i], wsum[i], wout[i])
 				}
+			}
+
+			acc := make([]float64, n+1)
+			wacc := make([]float64, n)
+			for i := range wacc {
+				acc[i] = float64(i) * 0.1
+				wacc[i] = acc[i]
+			}
+			acc[n] = 42
+			addCols(acc[:n], x)
+			addColsGo(wacc, x)
+			for i := range wacc {
+				if acc[i] != wacc[i] {
+					t.Fatalf("addCols n=%d [%d]: %g, Go twin %g", n, i, acc[i], wacc[i])
+				}
+			}
+			if acc[n] != 42 {
+				t.Fatalf("addCols n=%d wrote past acc", n)
 			}
 
 			ss, wss := sumSquares(x), sumSquaresGo(x)

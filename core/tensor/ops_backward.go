@@ -39,14 +39,19 @@ func SumRows(dst, x []float32, n int) {
 	}
 	acc := make([]float64, n)
 	for r := 0; r+n <= len(x); r += n {
-		row := x[r : r+n : r+n]
-		for j, v := range row {
-			acc[j] += float64(v)
-		}
+		addCols(acc, x[r:r+n:r+n])
 	}
 	d := dst[:n:n]
 	for j, s := range acc {
 		d[j] += float32(s)
+	}
+}
+
+// addColsGo is the pure-Go twin of addCols: acc[j] += float64(x[j]).
+func addColsGo(acc []float64, x []float32) {
+	acc = acc[:len(x)]
+	for j, v := range x {
+		acc[j] += float64(v)
 	}
 }
 
