@@ -76,7 +76,15 @@ func (o *AdamW) Apply(grads []bert.Param, lr float64) error {
 		if o.decay[i] && c.WeightDecay != 0 {
 			k.Decay = wd
 		}
-		tensor.AdamW(p.T.Data, o.m[i], o.v[i], g, &k)
+		w, m, v := p.T.Data, o.m[i], o.v[i]
+		if len(g) < parallelUpdateMin {
+			tensor.AdamW(w, m, v, g, &k)
+			continue
+		}
+		// Element-wise: the split changes no result, whatever the number of threads.
+		tensor.ParallelFor(len(g), func(lo, hi int) {
+			tensor.AdamW(w[lo:hi], m[lo:hi], v[lo:hi], g[lo:hi], &k)
+		})
 	}
 	return nil
 }
@@ -86,6 +94,12 @@ func (o *AdamW) Moments(i int) (m, v []float32) { return o.m[i], o.v[i] }
 
 // Params lists the parameters the optimizer updates.
 func (o *AdamW) Params() []bert.Param { return o.params }
+
+// parallelUpdateMin is the smallest parameter that AdamW.Apply and ClipGradNorm's scaling
+// split over the threads (tensor.ParallelFor): at 1<<16 floats the update takes about 50 µs
+// on one core, several times what starting and joining a goroutine costs. The sum of squares
+// stays on one thread, so that the norm does not depend on the number of threads.
+const parallelUpdateMin = 1 << 16
 
 // LinearSchedule is HF's get_linear_schedule_with_warmup: the factor rises linearly from 0 to 1
 // over warmup steps, then falls linearly to 0 at total. step counts optimizer steps already taken
@@ -108,7 +122,12 @@ func ClipGradNorm(grads []bert.Param, maxNorm float64) float64 {
 	if coef := maxNorm / (norm + 1e-6); coef < 1 {
 		c := float32(coef)
 		for _, g := range grads {
-			tensor.Scale(g.T.Data, c)
+			d := g.T.Data
+			if len(d) < parallelUpdateMin {
+				tensor.Scale(d, c)
+				continue
+			}
+			tensor.ParallelFor(len(d), func(lo, hi int) { tensor.Scale(d[lo:hi], c) })
 		}
 	}
 	return norm
