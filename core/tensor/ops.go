@@ -81,7 +81,7 @@ func adamwGo(w, m, v, g []float32, c *AdamWConsts) {
 // exp(x - max) / sum, like torch.softmax. If mask is not nil, mask[j] (an additive mask,
 // 0 or a large negative number) is added to x[i][j] first; mask has n entries shared by all rows.
 //
-// The mask is folded into the kernel's passes where the CPU has one (amd64 with AVX-512).
+// The mask is folded into the kernel's passes where the CPU has one (amd64 with AVX-512 or AVX2).
 func SoftmaxRows(x []float32, n int, mask []float32) {
 	if mask != nil {
 		mask = mask[:n:n]
