@@ -60,12 +60,16 @@ func BenchmarkForwardBackward(b *testing.B) {
 func benchForwardBackward(b *testing.B, m *bert.Model, batch bert.Batch, labels, nsp []int) {
 	g := m.NewGrads()
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	for i := 0; b.Loop(); i++ {
 		if _, err := m.ForwardBackward(batch, labels, nsp, bert.TrainOptions{Dropout: true, Seed: uint64(i)}, g); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N*batch.B*batch.S)/b.Elapsed().Seconds(), "tokens/s")
+	if cpu1 := cpuSeconds(); cpu0 >= 0 {
+		b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+	}
 }
 
 // benchFixtureBatch is fixtureBatch for a benchmark.

@@ -370,13 +370,12 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if lt != nil {
 		sum1 = tensor.New(B, S, H)
 	}
-	tensor.Add(sum1.Data, proj.Data, x.Data)
 	attnOut := sum1
 	var mean1, rstd1 []float32
 	if la != nil {
 		attnOut, mean1, rstd1 = tensor.New(B, S, H), make([]float32, rows), make([]float32, rows)
 	}
-	tensor.LayerNorm(attnOut.Data, sum1.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
+	tensor.AddLayerNorm(sum1.Data, attnOut.Data, proj.Data, x.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
 
 	pre := p.buf(bufPre, B, S, I)
 	tensor.Linear(pre.Data, attnOut.Data, L.Inter.W.Data, L.Inter.B.Data, rows, H, I)
@@ -396,13 +395,12 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if lt != nil {
 		sum2 = tensor.New(B, S, H)
 	}
-	tensor.Add(sum2.Data, ffn.Data, attnOut.Data)
 	out := sum2
 	var mean2, rstd2 []float32
 	if la != nil {
 		out, mean2, rstd2 = tensor.New(B, S, H), make([]float32, rows), make([]float32, rows)
 	}
-	tensor.LayerNorm(out.Data, sum2.Data, L.OutLN.W.Data, L.OutLN.B.Data, H, p.eps, mean2, rstd2)
+	tensor.AddLayerNorm(sum2.Data, out.Data, ffn.Data, attnOut.Data, L.OutLN.W.Data, L.OutLN.B.Data, H, p.eps, mean2, rstd2)
 
 	if lt != nil {
 		*lt = LayerTrace{Query: q, Key: k, Value: v, Scores: scores, Context: ctx, AttnProj: proj,

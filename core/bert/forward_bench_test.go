@@ -41,12 +41,16 @@ func BenchmarkForward(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				if _, err := m.Forward(batch, bert.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/forward")
+			if cpu1 := cpuSeconds(); cpu0 >= 0 {
+				b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+			}
 		})
 	}
 }

@@ -23,26 +23,89 @@ func Add(dst, a, b []float32) {
 }
 
 // Scale multiplies x by s in place.
-func Scale(x []float32, s float32) {
+func Scale(x []float32, s float32) { scale(x, s) }
+
+// scaleGo is the pure-Go twin of scale (Scale).
+func scaleGo(x []float32, s float32) {
 	for i := range x {
 		x[i] *= s
+	}
+}
+
+// SumSquares returns the sum of x[i]² accumulated in float64 (the squared L2 norm, as a
+// gradient clipper needs it).
+func SumSquares(x []float32) float64 { return sumSquares(x) }
+
+// sumSquaresGo is the pure-Go twin of sumSquares (SumSquares).
+func sumSquaresGo(x []float32) float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	return ss
+}
+
+// AdamWConsts holds the float32 factors of one AdamW step for AdamW (the assembly reads
+// them in this order).
+type AdamWConsts struct {
+	Beta1, OneMinusBeta1 float32 // β1 and 1-β1 (rounded to float32 after the subtraction)
+	Beta2, OneMinusBeta2 float32 // β2 and 1-β2
+	BC2Sqrt              float32 // sqrt(1 - β2^t), the second moment's bias correction
+	Eps                  float32 // ε added to the corrected root of the second moment
+	StepSize             float32 // lr / (1 - β1^t)
+	Decay                float32 // 1 - lr·weight decay, or 1 for no decay
+}
+
+// AdamW applies one AdamW update (torch.optim.AdamW's arithmetic in float32) to the
+// parameters w with gradient g and the moments m and v, all of len(g):
+//
+//	w *= Decay; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g·g
+//	w -= StepSize·m / (sqrt(v)/BC2Sqrt + Eps)
+func AdamW(w, m, v, g []float32, c *AdamWConsts) { adamw(w, m, v, g, c) }
+
+// adamwGo is the pure-Go twin of adamw (AdamW).
+func adamwGo(w, m, v, g []float32, c *AdamWConsts) {
+	n := len(g)
+	w, m, v = w[:n], m[:n], v[:n]
+	b1, ob1, b2, ob2 := c.Beta1, c.OneMinusBeta1, c.Beta2, c.OneMinusBeta2
+	for j, gj := range g {
+		w[j] *= c.Decay
+		m[j] = b1*m[j] + ob1*gj
+		v[j] = b2*v[j] + ob2*gj*gj
+		denom := float32(math.Sqrt(float64(v[j])))/c.BC2Sqrt + c.Eps
+		w[j] -= c.StepSize * m[j] / denom
 	}
 }
 
 // SoftmaxRows replaces each row of x[m, n] by its softmax, computed in float32 as
 // exp(x - max) / sum, like torch.softmax. If mask is not nil, mask[j] (an additive mask,
 // 0 or a large negative number) is added to x[i][j] first; mask has n entries shared by all rows.
+//
+// The mask is folded into the kernel's passes where the CPU has one (amd64 with AVX-512 or AVX2).
 func SoftmaxRows(x []float32, n int, mask []float32) {
-	for r := 0; r+n <= len(x); r += n {
-		row := x[r : r+n : r+n]
-		if mask != nil {
-			m := mask[:n:n]
-			for j := range row {
-				row[j] += m[j]
-			}
-		}
-		softmaxRow(row)
+	if mask != nil {
+		mask = mask[:n:n]
 	}
+	for r := 0; r+n <= len(x); r += n {
+		softmaxRowMask(x[r:r+n:r+n], mask)
+	}
+}
+
+// addMask adds mask[j] to row[j].
+func addMask(row, mask []float32) {
+	m := mask[:len(row)]
+	for j := range row {
+		row[j] += m[j]
+	}
+}
+
+// softmaxRowMaskGo is the pure-Go twin of softmaxRowMask: row += mask (when not nil), then
+// softmaxRowGo.
+func softmaxRowMaskGo(row, mask []float32) {
+	if mask != nil {
+		addMask(row, mask)
+	}
+	softmaxRowGo(row)
 }
 
 // softmaxRowGo replaces row by its softmax: the pure-Go twin of softmaxRow (the exponentials
@@ -81,6 +144,31 @@ func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []f
 			rstd[i] = rs32
 		}
 	}
+}
+
+// AddLayerNorm sets sum = a + b and normalises each row of sum[m, n] into dst, as Add then
+// LayerNorm (the residual connection and LayerNorm of a BERT block) in one pass over a and b.
+// dst may alias sum, a or b; sum may alias a or b.
+func AddLayerNorm(sum, dst, a, b, gamma, beta []float32, n int, eps float32, mean, rstd []float32) {
+	g := gamma[:n:n]
+	bt := beta[:n:n]
+	a = a[:len(sum)]
+	b = b[:len(sum)]
+	for i, r := 0, 0; r+n <= len(sum); i, r = i+1, r+n {
+		m32, rs32 := addLayerNormRow(sum[r:r+n:r+n], dst[r:r+n:r+n], a[r:r+n:r+n], b[r:r+n:r+n], g, bt, eps)
+		if mean != nil {
+			mean[i] = m32
+		}
+		if rstd != nil {
+			rstd[i] = rs32
+		}
+	}
+}
+
+// addLayerNormRowGo is the pure-Go twin of addLayerNormRow: Add, then layerNormRowGo.
+func addLayerNormRowGo(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd float32) {
+	Add(sum, a, b)
+	return layerNormRowGo(out, sum, g, beta, eps)
 }
 
 // layerNormRowGo normalises row[n] into out[n] (out may alias row) with gamma g[n] and beta b[n],

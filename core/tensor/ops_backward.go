@@ -39,14 +39,19 @@ func SumRows(dst, x []float32, n int) {
 	}
 	acc := make([]float64, n)
 	for r := 0; r+n <= len(x); r += n {
-		row := x[r : r+n : r+n]
-		for j, v := range row {
-			acc[j] += float64(v)
-		}
+		addCols(acc, x[r:r+n:r+n])
 	}
 	d := dst[:n:n]
 	for j, s := range acc {
 		d[j] += float32(s)
+	}
+}
+
+// addColsGo is the pure-Go twin of addCols: acc[j] += float64(x[j]).
+func addColsGo(acc []float64, x []float32) {
+	acc = acc[:len(x)]
+	for j, v := range x {
+		acc[j] += float64(v)
 	}
 }
 
@@ -112,6 +117,11 @@ func LayerNormBackward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32, n 
 //
 //	dx[i] = dy[i] * (Φ(x) + x·φ(x)),  Φ(x) = (1 + erf(x/√2))/2,  φ(x) = exp(-x²/2)/√(2π)
 func GELUBackward(dx, dy, x []float32) {
+	geluBackward(dx, dy[:len(dx)], x[:len(dx)])
+}
+
+// geluBackwardGo is the pure-Go twin of geluBackward (GELUBackward).
+func geluBackwardGo(dx, dy, x []float32) {
 	const invSqrt2Pi = 0.3989422804014327 // 1/sqrt(2π)
 	x = x[:len(dx)]
 	dy = dy[:len(dx)]
@@ -175,25 +185,36 @@ func TanhBackward(dx, dy, y []float32) {
 // dx may alias x.
 func SoftmaxCrossEntropyBackward(dx, x []float32, y int, scale float32) float64 {
 	x = x[:len(dx)]
+	mx := rowMax(x)
+	xy := x[y] - mx
+	s := expShiftSum(dx, x, mx)
+	Scale(dx, float32(1/s)*scale)
+	dx[y] = float32(float64(expf(xy))/s-1) * scale
+	return math.Log(s) - float64(xy)
+}
+
+// rowMaxGo is the pure-Go twin of rowMax: the largest element of x, -Inf for an empty x.
+func rowMaxGo(x []float32) float32 {
 	mx := float32(math.Inf(-1))
 	for _, v := range x {
 		if v > mx {
 			mx = v
 		}
 	}
-	xy := x[y] - mx
+	return mx
+}
+
+// expShiftSumGo is the pure-Go twin of expShiftSum: dst[j] = expf(x[j] - shift), and their
+// sum in float64 (in order). x may alias dst.
+func expShiftSumGo(dst, x []float32, shift float32) float64 {
+	x = x[:len(dst)]
 	var s float64
 	for j, v := range x {
-		e := expf(v - mx)
+		e := expf(v - shift)
 		s += float64(e)
-		dx[j] = e
+		dst[j] = e
 	}
-	inv := float32(1/s) * scale
-	for j := range dx {
-		dx[j] *= inv
-	}
-	dx[y] = float32(float64(expf(xy))/s-1) * scale
-	return math.Log(s) - float64(xy)
+	return s
 }
 
 // expf is exp(x) in float32 within 2 ulp (Cephes expf: x = k·ln2 + r, |r| <= ln2/2, a

@@ -1,9 +1,9 @@
-//go:build !(wasm && goexperiment.simd) || purego
+//go:build (!(wasm && goexperiment.simd) && !amd64) || purego
 
 package tensor
 
-// Without the simd package (every build but wasm with GOEXPERIMENT=simd) the row and
-// element-wise kernels are their pure-Go twins, in ops.go.
+// Without the simd package (wasm with GOEXPERIMENT=simd) or assembly (amd64, ops_amd64.go)
+// the row and element-wise kernels are their pure-Go twins, in ops.go.
 
 // softmaxRow replaces row by its softmax (see SoftmaxRows).
 func softmaxRow(row []float32) { softmaxRowGo(row) }

@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -91,5 +92,42 @@ func TestClipGradNorm(t *testing.T) {
 	ClipGradNorm(small, 1)
 	if small[0].T.Data[0] != 0.5 {
 		t.Errorf("a gradient under the limit changed: %v", small[0].T.Data)
+	}
+}
+
+// TestAdamWThreadsAgree checks that a parameter large enough to be updated on several threads
+// (and clipped on several) gets the same bits as on one thread, and that every element was
+// updated (a lost chunk would stay at its start).
+func TestAdamWThreadsAgree(t *testing.T) {
+	n := 3*parallelUpdateMin + 17
+	run := func(procs int) []float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		w := make([]float32, n)
+		g := make([]float32, n)
+		for i := range w {
+			w[i] = float32(i%97) * 0.01
+			g[i] = float32(i%89-44) * 0.3
+		}
+		params := []bert.Param{{Name: "big.weight", T: &tensor.Tensor{Shape: []int{n}, Data: w}}}
+		o := NewAdamW(params, AdamWConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-6, WeightDecay: 0.01})
+		for step := range 3 {
+			gs := []bert.Param{{Name: "big.weight", T: &tensor.Tensor{Shape: []int{n}, Data: append([]float32(nil), g...)}}}
+			if norm := ClipGradNorm(gs, 1); norm <= 1 {
+				t.Fatalf("norm %g: the test wants clipping", norm)
+			}
+			if err := o.Apply(gs, 1e-3*float64(step+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w
+	}
+	one, two := run(1), run(2)
+	for i := range one {
+		if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
+			t.Fatalf("w[%d]: %g on one thread, %g on two", i, one[i], two[i])
+		}
+		if start := float32(i%97) * 0.01; one[i] == start && i%89 != 44 {
+			t.Fatalf("w[%d] was not updated", i)
+		}
 	}
 }

@@ -349,6 +349,7 @@ func BenchmarkPretrainStep(b *testing.B) {
 	}
 	b.ResetTimer()
 	var tokens int64
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		before := p.State.Tokens
 		if _, err := p.Step(context.Background()); err != nil {
@@ -357,4 +358,8 @@ func BenchmarkPretrainStep(b *testing.B) {
 		tokens += p.State.Tokens - before
 	}
 	b.ReportMetric(float64(tokens)/b.Elapsed().Seconds(), "tokens/s")
+	if cpu1 := cpuSeconds(); cpu0 >= 0 {
+		// The CPU time a step took, whatever share of the cores the machine left it.
+		b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+	}
 }

@@ -1,0 +1,1139 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512F kernels for the element-wise and row operations of ops.go, ops_backward.go and
+// the optimizer (Go declarations and dispatch in ops_amd64.go). Each one performs, lane by
+// lane, the same float32 and float64 operations in the same order as its pure-Go twin (no
+// FMA where the twin has none), so that the element-wise results are bit-identical to it;
+// only the order of the sums of the reductions differs. Every loop takes 16 floats a turn;
+// the last turn loads and stores under a mask (K7) of the floats that remain, so that no
+// byte outside the slices is touched.
+//
+// The Go assembler's operand order is the reverse of Intel's: VSUBPS A, B, C is C = B - A;
+// VCMPPS $p, A, B, K is K = B <p> A; a .BCST operand is a float from memory broadcast to
+// every lane.
+
+// Constants (bit patterns printed by a Go program from the expressions of erf.go and
+// ops_backward.go, so that each is the float the Go twin uses).
+DATA opsc<>+0(SB)/8, $0x3fe6a09e667f3bcd // 1/√2 (float64)
+DATA opsc<>+8(SB)/8, $0x3ff0000000000000 // 1 (float64)
+DATA opsc<>+16(SB)/8, $0x3fe0000000000000 // 0.5 (float64)
+DATA opsc<>+24(SB)/8, $0x4055d589f2fe5107 // 87.33654475055311 = -ln(2⁻¹²⁶) (float64)
+DATA opsc<>+32(SB)/8, $0xbff71547652b82fe // -log2(e) (float64)
+DATA opsc<>+40(SB)/8, $0x4338000000000000 // 1.5·2⁵² (float64)
+DATA opsc<>+48(SB)/8, $0x3fe62e42fefa39ef // ln 2 (float64)
+DATA opsc<>+56(SB)/8, $0x8000000000000000 // sign bit (float64)
+DATA opsc<>+64(SB)/4, $0x38a4b514 // erfR
+DATA opsc<>+68(SB)/4, $0xba51fb7e
+DATA opsc<>+72(SB)/4, $0x3baa02d9
+DATA opsc<>+76(SB)/4, $0xbcdbfc86
+DATA opsc<>+80(SB)/4, $0x3de7167c
+DATA opsc<>+84(SB)/4, $0xbec0939f
+DATA opsc<>+88(SB)/4, $0x3e0375d4
+DATA opsc<>+92(SB)/4, $0x3ddc28f6 // 0.1075 ≈ 1/9.3
+DATA opsc<>+96(SB)/4, $0xbd4f328b // erfcxQ
+DATA opsc<>+100(SB)/4, $0x3e92d640
+DATA opsc<>+104(SB)/4, $0xbf3701e4
+DATA opsc<>+108(SB)/4, $0x3f8131a0
+DATA opsc<>+112(SB)/4, $0xbf548aaf
+DATA opsc<>+116(SB)/4, $0x3e917b37
+DATA opsc<>+120(SB)/4, $0x3e378b99
+DATA opsc<>+124(SB)/4, $0xbe72d06d
+DATA opsc<>+128(SB)/4, $0xbdb034dd
+DATA opsc<>+132(SB)/4, $0x3f0dff9e
+DATA opsc<>+136(SB)/4, $0x3d770342
+DATA opsc<>+140(SB)/4, $0x39506967 // expPoly
+DATA opsc<>+144(SB)/4, $0x3ab743ce
+DATA opsc<>+148(SB)/4, $0x3c088908
+DATA opsc<>+152(SB)/4, $0x3d2aa9c1
+DATA opsc<>+156(SB)/4, $0x3e2aaaaa
+DATA opsc<>+160(SB)/4, $0x3f000000
+DATA opsc<>+164(SB)/4, $0x3f800000 // 1
+DATA opsc<>+168(SB)/4, $0x3f000000 // 0.5
+DATA opsc<>+172(SB)/4, $0x00000000 // 0
+DATA opsc<>+176(SB)/4, $0x4114cccd // 9.3
+DATA opsc<>+180(SB)/4, $0x3ecc422a // 1/√(2π)
+DATA opsc<>+184(SB)/4, $0x7fffffff // abs mask
+DATA opsc<>+188(SB)/4, $0x0000007f // 127 (int32)
+DATA opsc<>+192(SB)/4, $0x3fb8aa3b // log2(e)
+DATA opsc<>+196(SB)/4, $0x4b400000 // 1.5·2²³
+DATA opsc<>+200(SB)/4, $0xbf318000 // -c1 (ln 2 high part)
+DATA opsc<>+204(SB)/4, $0x395e8083 // -c2
+DATA opsc<>+208(SB)/4, $0x42b17218 // expf's hi
+DATA opsc<>+212(SB)/4, $0xc2aeac50 // expf's lo
+DATA opsc<>+216(SB)/4, $0x7f800000 // +Inf
+DATA opsc<>+220(SB)/4, $0xff800000 // -Inf
+DATA opsc<>+224(SB)/4, $0x42fe0000 // 127 (float32)
+GLOBL opsc<>(SB), RODATA|NOPTR, $232
+
+#define C_INVSQRT2 opsc<>+0(SB)
+#define C_ONE64 opsc<>+8(SB)
+#define C_HALF64 opsc<>+16(SB)
+#define C_EXPCUT opsc<>+24(SB)
+#define C_NLOG2E64 opsc<>+32(SB)
+#define C_MAGIC64 opsc<>+40(SB)
+#define C_LN2_64 opsc<>+48(SB)
+#define C_SIGN64 opsc<>+56(SB)
+#define C_R0 opsc<>+64(SB)
+#define C_R1 opsc<>+68(SB)
+#define C_R2 opsc<>+72(SB)
+#define C_R3 opsc<>+76(SB)
+#define C_R4 opsc<>+80(SB)
+#define C_R5 opsc<>+84(SB)
+#define C_R6 opsc<>+88(SB)
+#define C_QW opsc<>+92(SB)
+#define C_Q0 opsc<>+96(SB)
+#define C_Q1 opsc<>+100(SB)
+#define C_Q2 opsc<>+104(SB)
+#define C_Q3 opsc<>+108(SB)
+#define C_Q4 opsc<>+112(SB)
+#define C_Q5 opsc<>+116(SB)
+#define C_Q6 opsc<>+120(SB)
+#define C_Q7 opsc<>+124(SB)
+#define C_Q8 opsc<>+128(SB)
+#define C_Q9 opsc<>+132(SB)
+#define C_Q10 opsc<>+136(SB)
+#define C_P0 opsc<>+140(SB)
+#define C_P1 opsc<>+144(SB)
+#define C_P2 opsc<>+148(SB)
+#define C_P3 opsc<>+152(SB)
+#define C_P4 opsc<>+156(SB)
+#define C_P5 opsc<>+160(SB)
+#define C_ONE32 opsc<>+164(SB)
+#define C_HALF32 opsc<>+168(SB)
+#define C_ZERO32 opsc<>+172(SB)
+#define C_93 opsc<>+176(SB)
+#define C_INVSQRT2PI opsc<>+180(SB)
+#define C_ABS32 opsc<>+184(SB)
+#define C_127 opsc<>+188(SB)
+#define C_LOG2E32 opsc<>+192(SB)
+#define C_MAGIC32 opsc<>+196(SB)
+#define C_NC1 opsc<>+200(SB)
+#define C_NC2 opsc<>+204(SB)
+#define C_EXPHI opsc<>+208(SB)
+#define C_EXPLO opsc<>+212(SB)
+#define C_INF32 opsc<>+216(SB)
+#define C_NINF32 opsc<>+220(SB)
+#define C_127F opsc<>+224(SB)
+
+// TAILMASK sets K7 to the lanes of this turn: all 16, or the CX < 16 that remain. Clobbers AX.
+#define TAILMASK(lbl) \
+	MOVL $0xffff, AX; \
+	CMPQ CX, $16; \
+	JGE  lbl; \
+	MOVL $1, AX; \
+	SHLL CX, AX; \
+	DECL AX; \
+lbl: \
+	KMOVW AX, K7
+
+// HORNER32 is p = p*x + c in float32 (a multiply, then an add: no FMA, as in Go).
+#define HORNER32(x, p, c) \
+	VMULPS      x, p, p; \
+	VADDPS.BCST c, p, p
+
+// EXPPOLY sets p to expPoly(r): Cephes expf's polynomial, then p·r·r + r + 1.
+#define EXPPOLY(r, p) \
+	VBROADCASTSS C_P0, p; \
+	HORNER32(r, p, C_P1); \
+	HORNER32(r, p, C_P2); \
+	HORNER32(r, p, C_P3); \
+	HORNER32(r, p, C_P4); \
+	HORNER32(r, p, C_P5); \
+	VMULPS       r, p, p; \
+	VMULPS       r, p, p; \
+	VADDPS       r, p, p; \
+	VADDPS.BCST  C_ONE32, p, p
+
+// EXPF sets Z1 to expf(Z0) (ops_backward.go) lane by lane. Clobbers Z2-Z4, K2, K3.
+#define EXPF \
+	VMULPS.BCST C_LOG2E32, Z0, Z2; \
+	VADDPS.BCST C_MAGIC32, Z2, Z2; \
+	VSUBPS.BCST C_MAGIC32, Z2, Z2; \
+	VMULPS.BCST C_NC1, Z2, Z3; \
+	VADDPS      Z3, Z0, Z3; \
+	VMULPS.BCST C_NC2, Z2, Z4; \
+	VADDPS      Z4, Z3, Z3; \
+	EXPPOLY(Z3, Z1); \
+	VSCALEFPS   Z2, Z1, Z1; \
+	VCMPPS.BCST $0x1e, C_EXPHI, Z0, K2; \
+	VCMPPS.BCST $0x11, C_EXPLO, Z0, K3; \
+	VBROADCASTSS C_INF32, K2, Z1; \
+	VPXORD      Z1, Z1, K3, Z1
+
+// NORMCDF sets Z1 to Φ(Z0) and Z2 to exp(-Z0²/2) lane by lane, as normCDF and expNeg64 in
+// erf.go: both branches of normCDF are computed and the lanes with |v/√2| < 1 (K1) take
+// the first. The float64 parts run in two halves of 8 lanes (lo in Z16.., hi in Z17..).
+// Clobbers Z16-Z31, K1-K5.
+#define NORMCDF \
+	VCVTPS2PD     Y0, Z16; \
+	VEXTRACTF64X4 $1, Z0, Y17; \
+	VCVTPS2PD     Y17, Z17; \
+	VMULPD.BCST   C_INVSQRT2, Z16, Z18; \
+	VMULPD.BCST   C_INVSQRT2, Z17, Z19; \
+	VCVTPD2PS     Z18, Y20; \
+	VCVTPD2PS     Z19, Y21; \
+	VINSERTF64X4  $1, Y21, Z20, Z20; \
+	VPANDD.BCST   C_ABS32, Z20, Z21; \
+	VCMPPS.BCST   $0x11, C_ONE32, Z21, K1; \
+	VMULPS        Z20, Z20, Z22; \
+	VBROADCASTSS  C_R0, Z23; \
+	HORNER32(Z22, Z23, C_R1); \
+	HORNER32(Z22, Z23, C_R2); \
+	HORNER32(Z22, Z23, C_R3); \
+	HORNER32(Z22, Z23, C_R4); \
+	HORNER32(Z22, Z23, C_R5); \
+	HORNER32(Z22, Z23, C_R6); \
+	VCVTPS2PD     Y23, Z24; \
+	VEXTRACTF64X4 $1, Z23, Y25; \
+	VCVTPS2PD     Y25, Z25; \
+	VMULPD        Z18, Z24, Z24; \
+	VMULPD        Z19, Z25, Z25; \
+	VADDPD.BCST   C_ONE64, Z18, Z26; \
+	VADDPD.BCST   C_ONE64, Z19, Z27; \
+	VADDPD        Z24, Z26, Z24; \
+	VADDPD        Z25, Z27, Z25; \
+	VMULPD.BCST   C_HALF64, Z24, Z24; \
+	VMULPD.BCST   C_HALF64, Z25, Z25; \
+	VCVTPD2PS     Z24, Y24; \
+	VCVTPD2PS     Z25, Y25; \
+	VINSERTF64X4  $1, Y25, Z24, Z24; \
+	VMULPD.BCST   C_HALF64, Z16, Z26; \
+	VMULPD        Z16, Z26, Z26; \
+	VMULPD.BCST   C_HALF64, Z17, Z27; \
+	VMULPD        Z17, Z27, Z27; \
+	VCMPPD.BCST   $0x1e, C_EXPCUT, Z26, K2; \
+	VCMPPD.BCST   $0x1e, C_EXPCUT, Z27, K3; \
+	KUNPCKBW      K2, K3, K4; \
+	VMULPD.BCST   C_NLOG2E64, Z26, Z28; \
+	VMULPD.BCST   C_NLOG2E64, Z27, Z29; \
+	VADDPD.BCST   C_MAGIC64, Z28, Z28; \
+	VADDPD.BCST   C_MAGIC64, Z29, Z29; \
+	VSUBPD.BCST   C_MAGIC64, Z28, Z28; \
+	VSUBPD.BCST   C_MAGIC64, Z29, Z29; \
+	VMULPD.BCST   C_LN2_64, Z28, Z30; \
+	VMULPD.BCST   C_LN2_64, Z29, Z31; \
+	VPXORQ.BCST   C_SIGN64, Z26, Z26; \
+	VPXORQ.BCST   C_SIGN64, Z27, Z27; \
+	VSUBPD        Z30, Z26, Z26; \
+	VSUBPD        Z31, Z27, Z27; \
+	VCVTPD2PS     Z26, Y26; \
+	VCVTPD2PS     Z27, Y27; \
+	VINSERTF64X4  $1, Y27, Z26, Z26; \
+	VCVTTPD2DQ    Z28, Y28; \
+	VCVTTPD2DQ    Z29, Y29; \
+	VINSERTI64X4  $1, Y29, Z28, Z28; \
+	VPADDD.BCST   C_127, Z28, Z28; \
+	VPSLLD        $23, Z28, Z28; \
+	EXPPOLY(Z26, Z2); \
+	VMULPS        Z28, Z2, Z2; \
+	VPXORD        Z2, Z2, K4, Z2; \
+	VMINPS.BCST   C_93, Z21, Z21; \
+	VBROADCASTSS  C_ONE32, Z22; \
+	VDIVPS        Z21, Z22, Z21; \
+	VSUBPS.BCST   C_QW, Z21, Z21; \
+	VBROADCASTSS  C_Q0, Z23; \
+	HORNER32(Z21, Z23, C_Q1); \
+	HORNER32(Z21, Z23, C_Q2); \
+	HORNER32(Z21, Z23, C_Q3); \
+	HORNER32(Z21, Z23, C_Q4); \
+	HORNER32(Z21, Z23, C_Q5); \
+	HORNER32(Z21, Z23, C_Q6); \
+	HORNER32(Z21, Z23, C_Q7); \
+	HORNER32(Z21, Z23, C_Q8); \
+	HORNER32(Z21, Z23, C_Q9); \
+	HORNER32(Z21, Z23, C_Q10); \
+	VMULPS.BCST   C_HALF32, Z2, Z1; \
+	VMULPS        Z23, Z1, Z1; \
+	VCMPPS.BCST   $0x1e, C_ZERO32, Z0, K5; \
+	VSUBPS        Z1, Z22, K5, Z1; \
+	VMOVAPS       Z24, K1, Z1
+
+// func geluAVX512(x *float32, n int)
+TEXT ·geluAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+
+geluloop:
+	TESTQ CX, CX
+	JLE   geludone
+	TAILMASK(gelumask)
+	VMOVUPS.Z (DI), K7, Z0
+	NORMCDF
+	VMULPS    Z1, Z0, Z3
+	VMOVUPS   Z3, K7, (DI)
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       geluloop
+
+geludone:
+	VZEROUPPER
+	RET
+
+// func geluBackwardAVX512(dx, dy, x *float32, n int)
+TEXT ·geluBackwardAVX512(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ dy+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+
+gelubloop:
+	TESTQ CX, CX
+	JLE   gelubdone
+	TAILMASK(gelubmask)
+	VMOVUPS.Z   (DX), K7, Z0
+	NORMCDF
+	VMULPS.BCST C_INVSQRT2PI, Z0, Z3
+	VMULPS      Z2, Z3, Z3
+	VADDPS      Z3, Z1, Z3
+	VMOVUPS.Z   (SI), K7, Z4
+	VMULPS      Z3, Z4, Z3
+	VMOVUPS     Z3, K7, (DI)
+	ADDQ        $64, DI
+	ADDQ        $64, SI
+	ADDQ        $64, DX
+	SUBQ        $16, CX
+	JMP         gelubloop
+
+gelubdone:
+	VZEROUPPER
+	RET
+
+// HMAXPS sets the low lane of X5 to the largest of the 16 lanes of Z5. Clobbers Z6.
+#define HMAXPS \
+	VEXTRACTF64X4 $1, Z5, Y6; \
+	VMAXPS        Y6, Y5, Y5; \
+	VEXTRACTF128  $1, Y5, X6; \
+	VMAXPS        X6, X5, X5; \
+	VPERMILPS     $0x4e, X5, X6; \
+	VMAXPS        X6, X5, X5; \
+	VPERMILPS     $0xb1, X5, X6; \
+	VMAXPS        X6, X5, X5
+
+// HSUMPD sets the low lane of X(acc) to the sum of the 8 float64 lanes of Z(acc). Clobbers tmp.
+#define HSUMPD(accz, accy, accx, tmpy, tmpx) \
+	VEXTRACTF64X4 $1, accz, tmpy; \
+	VADDPD        tmpy, accy, accy; \
+	VEXTRACTF128  $1, accy, tmpx; \
+	VADDPD        tmpx, accx, accx; \
+	VPERMILPD     $1, accx, tmpx; \
+	VADDSD        tmpx, accx, accx
+
+// ADDPS2PD adds the 16 float32 lanes of Z(src) to the float64 accumulators lo and hi.
+// Clobbers tmp.
+#define ADDPS2PD(srcz, srcy, lo, hi, tmpz, tmpy) \
+	VCVTPS2PD     srcy, tmpz; \
+	VADDPD        tmpz, lo, lo; \
+	VEXTRACTF64X4 $1, srcz, tmpy; \
+	VCVTPS2PD     tmpy, tmpz; \
+	VADDPD        tmpz, hi, hi
+
+// func maxAddAVX512(x, mask *float32, n int) float32
+// The largest x[i] + mask[i] (x[i] when mask is nil); -Inf for n 0.
+TEXT ·maxAddAVX512(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ mask+8(FP), R8
+	MOVQ n+16(FP), CX
+	VBROADCASTSS C_NINF32, Z5
+
+maxloop:
+	TESTQ CX, CX
+	JLE   maxdone
+	TAILMASK(maxmask)
+	VBROADCASTSS C_NINF32, Z0
+	VMOVUPS      (SI), K7, Z0
+	TESTQ        R8, R8
+	JZ           maxnomask
+	VMOVUPS.Z    (R8), K7, Z1
+	VADDPS       Z1, Z0, Z0
+	ADDQ         $64, R8
+
+maxnomask:
+	VMAXPS Z0, Z5, Z5
+	ADDQ   $64, SI
+	SUBQ   $16, CX
+	JMP    maxloop
+
+maxdone:
+	HMAXPS
+	MOVSS X5, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX512(dst, x, mask *float32, n int, shift float32) float64
+// dst[i] = expf(x[i] + mask[i] - shift) (mask nil: expf(x[i] - shift)); returns their sum
+// in float64. dst may alias x.
+TEXT ·expSumAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         mask+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS shift+32(FP), Z7
+	VPXORQ       Z8, Z8, Z8
+	VPXORQ       Z9, Z9, Z9
+
+exploop:
+	TESTQ CX, CX
+	JLE   expdone
+	TAILMASK(expmask)
+	VMOVUPS.Z (SI), K7, Z0
+	TESTQ     R8, R8
+	JZ        expnomask
+	VMOVUPS.Z (R8), K7, Z1
+	VADDPS    Z1, Z0, Z0
+	ADDQ      $64, R8
+
+expnomask:
+	VSUBPS    Z7, Z0, Z0
+	EXPF
+	VMOVAPS.Z Z1, K7, Z1
+	VMOVUPS   Z1, K7, (DI)
+	ADDPS2PD(Z1, Y1, Z8, Z9, Z10, Y10)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       exploop
+
+expdone:
+	VADDPD Z9, Z8, Z8
+	HSUMPD(Z8, Y8, X8, Y10, X10)
+	MOVSD  X8, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX512(x *float32, n int, s float32)
+// x[i] *= s.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z7
+
+scaleloop:
+	TESTQ CX, CX
+	JLE   scaledone
+	TAILMASK(scalemask)
+	VMOVUPS.Z (DI), K7, Z0
+	VMULPS    Z7, Z0, Z0
+	VMOVUPS   Z0, K7, (DI)
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       scaleloop
+
+scaledone:
+	VZEROUPPER
+	RET
+
+// func sumAVX512(x *float32, n int) float64
+// The sum of x[i] in float64.
+TEXT ·sumAVX512(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VPXORQ Z8, Z8, Z8
+	VPXORQ Z9, Z9, Z9
+
+sumloop:
+	TESTQ CX, CX
+	JLE   sumdone
+	TAILMASK(summask)
+	VMOVUPS.Z (SI), K7, Z0
+	ADDPS2PD(Z0, Y0, Z8, Z9, Z10, Y10)
+	ADDQ      $64, SI
+	SUBQ      $16, CX
+	JMP       sumloop
+
+sumdone:
+	VADDPD Z9, Z8, Z8
+	HSUMPD(Z8, Y8, X8, Y10, X10)
+	MOVSD  X8, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func addSumAVX512(dst, a, b *float32, n int) float64
+// dst[i] = a[i] + b[i] (float32); returns the sum of dst in float64. dst may alias a or b.
+TEXT ·addSumAVX512(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), DI
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VPXORQ Z8, Z8, Z8
+	VPXORQ Z9, Z9, Z9
+
+addsumloop:
+	TESTQ CX, CX
+	JLE   addsumdone
+	TAILMASK(addsummask)
+	VMOVUPS.Z (SI), K7, Z0
+	VMOVUPS.Z (DX), K7, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K7, (DI)
+	ADDPS2PD(Z0, Y0, Z8, Z9, Z10, Y10)
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       addsumloop
+
+addsumdone:
+	VADDPD Z9, Z8, Z8
+	HSUMPD(Z8, Y8, X8, Y10, X10)
+	MOVSD  X8, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func sumSqDevAVX512(x *float32, n int, mu float64) float64
+// The sum of (float64(x[i]) - mu)² in float64.
+TEXT ·sumSqDevAVX512(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD mu+16(FP), Z7
+	VPXORQ       Z8, Z8, Z8
+	VPXORQ       Z9, Z9, Z9
+
+sqloop:
+	TESTQ CX, CX
+	JLE   sqdone
+	TAILMASK(sqmask)
+	VMOVUPS.Z       (SI), K7, Z0
+	VCVTPS2PD       Y0, Z1
+	VEXTRACTF64X4   $1, Z0, Y2
+	VCVTPS2PD       Y2, Z2
+	KSHIFTRW        $8, K7, K5
+	VSUBPD.Z        Z7, Z1, K7, Z1
+	VSUBPD.Z        Z7, Z2, K5, Z2
+	VMULPD          Z1, Z1, Z1
+	VMULPD          Z2, Z2, Z2
+	VADDPD          Z1, Z8, Z8
+	VADDPD          Z2, Z9, Z9
+	ADDQ            $64, SI
+	SUBQ            $16, CX
+	JMP             sqloop
+
+sqdone:
+	VADDPD Z9, Z8, Z8
+	HSUMPD(Z8, Y8, X8, Y10, X10)
+	MOVSD  X8, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func layerNormApplyAVX512(out, x, gamma, beta *float32, n int, mean, rstd float32)
+// out[i] = (x[i] - mean)·rstd·gamma[i] + beta[i] (float32, in that order). out may alias x.
+TEXT ·layerNormApplyAVX512(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         gamma+16(FP), DX
+	MOVQ         beta+24(FP), R8
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mean+40(FP), Z6
+	VBROADCASTSS rstd+44(FP), Z7
+
+lnloop:
+	TESTQ CX, CX
+	JLE   lndone
+	TAILMASK(lnmask)
+	VMOVUPS.Z (SI), K7, Z0
+	VMOVUPS.Z (DX), K7, Z1
+	VMOVUPS.Z (R8), K7, Z2
+	VSUBPS    Z6, Z0, Z0
+	VMULPS    Z7, Z0, Z0
+	VMULPS    Z1, Z0, Z0
+	VADDPS    Z2, Z0, Z0
+	VMOVUPS   Z0, K7, (DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	ADDQ      $64, R8
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       lnloop
+
+lndone:
+	VZEROUPPER
+	RET
+
+// func adamwAVX512(w, m, v, grad *float32, n int, c *AdamWConsts)
+// The AdamW update of adamwGo (ops.go), lane by lane in the same order.
+TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), DI
+	MOVQ         m+8(FP), SI
+	MOVQ         v+16(FP), DX
+	MOVQ         grad+24(FP), R8
+	MOVQ         n+32(FP), CX
+	MOVQ         c+40(FP), R9
+	VBROADCASTSS 0(R9), Z20  // b1
+	VBROADCASTSS 4(R9), Z21  // 1 - b1
+	VBROADCASTSS 8(R9), Z22  // b2
+	VBROADCASTSS 12(R9), Z23 // 1 - b2
+	VBROADCASTSS 16(R9), Z24 // bc2sqrt
+	VBROADCASTSS 20(R9), Z25 // eps
+	VBROADCASTSS 24(R9), Z26 // step size
+	VBROADCASTSS 28(R9), Z27 // weight decay factor
+
+adamloop:
+	TESTQ CX, CX
+	JLE   adamdone
+	TAILMASK(adammask)
+	VMOVUPS.Z (R8), K7, Z0 // g
+	VMOVUPS.Z (DI), K7, Z1 // w
+	VMOVUPS.Z (SI), K7, Z2 // m
+	VMOVUPS.Z (DX), K7, Z3 // v
+	VMULPS    Z27, Z1, Z1
+	VMULPS    Z20, Z2, Z2
+	VMULPS    Z21, Z0, Z4
+	VADDPS    Z4, Z2, Z2
+	VMULPS    Z22, Z3, Z3
+	VMULPS    Z23, Z0, Z4
+	VMULPS    Z0, Z4, Z4
+	VADDPS    Z4, Z3, Z3
+	VSQRTPS   Z3, Z5
+	VDIVPS    Z24, Z5, Z5
+	VADDPS    Z25, Z5, Z5
+	VMULPS    Z2, Z26, Z4
+	VDIVPS    Z5, Z4, Z4
+	VSUBPS    Z4, Z1, Z1
+	VMOVUPS   Z1, K7, (DI)
+	VMOVUPS   Z2, K7, (SI)
+	VMOVUPS   Z3, K7, (DX)
+	ADDQ      $64, DI
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	ADDQ      $64, R8
+	SUBQ      $16, CX
+	JMP       adamloop
+
+adamdone:
+	VZEROUPPER
+	RET
+
+// ---- AVX2 (with FMA's CPUs, but no FMA used): the same kernels on 8 lanes, for CPUs without
+// ---- AVX-512. They take n rounded down to a multiple of 8; the Go side finishes the rest with
+// ---- the twin (the same bits for the element-wise kernels). No embedded broadcasts: each
+// ---- constant is broadcast into Y15 (or Y14) before use.
+
+#define H32Y(x, p, c) \
+	VMULPS       x, p, p; \
+	VBROADCASTSS c, Y15; \
+	VADDPS       Y15, p, p
+
+// NORMCDFY sets Y1 to Φ(Y0) and Y2 to exp(-Y0²/2), as NORMCDF. Blends by the sign bit of a
+// mask (VBLENDVPS). Clobbers Y3-Y15.
+#define NORMCDFY \
+	VCVTPS2PD     X0, Y3; \
+	VEXTRACTF128  $1, Y0, X4; \
+	VCVTPS2PD     X4, Y4; \
+	VBROADCASTSD  C_INVSQRT2, Y15; \
+	VMULPD        Y15, Y3, Y5; \
+	VMULPD        Y15, Y4, Y6; \
+	VCVTPD2PSY    Y5, X7; \
+	VCVTPD2PSY    Y6, X8; \
+	VINSERTF128   $1, X8, Y7, Y7; \
+	VBROADCASTSS  C_ABS32, Y15; \
+	VANDPS        Y15, Y7, Y8; \
+	VBROADCASTSS  C_ONE32, Y15; \
+	VCMPPS        $0x11, Y15, Y8, Y9; \
+	VMULPS        Y7, Y7, Y7; \
+	VBROADCASTSS  C_R0, Y10; \
+	H32Y(Y7, Y10, C_R1); \
+	H32Y(Y7, Y10, C_R2); \
+	H32Y(Y7, Y10, C_R3); \
+	H32Y(Y7, Y10, C_R4); \
+	H32Y(Y7, Y10, C_R5); \
+	H32Y(Y7, Y10, C_R6); \
+	VCVTPS2PD     X10, Y11; \
+	VEXTRACTF128  $1, Y10, X10; \
+	VCVTPS2PD     X10, Y10; \
+	VMULPD        Y5, Y11, Y11; \
+	VMULPD        Y6, Y10, Y10; \
+	VBROADCASTSD  C_ONE64, Y15; \
+	VADDPD        Y15, Y5, Y5; \
+	VADDPD        Y15, Y6, Y6; \
+	VADDPD        Y11, Y5, Y5; \
+	VADDPD        Y10, Y6, Y6; \
+	VBROADCASTSD  C_HALF64, Y15; \
+	VMULPD        Y15, Y5, Y5; \
+	VMULPD        Y15, Y6, Y6; \
+	VCVTPD2PSY    Y5, X5; \
+	VCVTPD2PSY    Y6, X6; \
+	VINSERTF128   $1, X6, Y5, Y5; \
+	VMULPD        Y15, Y3, Y6; \
+	VMULPD        Y3, Y6, Y6; \
+	VMULPD        Y15, Y4, Y7; \
+	VMULPD        Y4, Y7, Y7; \
+	VBROADCASTSD  C_EXPCUT, Y15; \
+	VCMPPD        $0x1e, Y15, Y6, Y10; \
+	VCMPPD        $0x1e, Y15, Y7, Y11; \
+	VCVTPD2PSY    Y10, X10; \
+	VCVTPD2PSY    Y11, X11; \
+	VINSERTF128   $1, X11, Y10, Y10; \
+	VBROADCASTSD  C_NLOG2E64, Y15; \
+	VMULPD        Y15, Y6, Y3; \
+	VMULPD        Y15, Y7, Y4; \
+	VBROADCASTSD  C_MAGIC64, Y15; \
+	VADDPD        Y15, Y3, Y3; \
+	VADDPD        Y15, Y4, Y4; \
+	VSUBPD        Y15, Y3, Y3; \
+	VSUBPD        Y15, Y4, Y4; \
+	VBROADCASTSD  C_LN2_64, Y15; \
+	VMULPD        Y15, Y3, Y11; \
+	VMULPD        Y15, Y4, Y12; \
+	VBROADCASTSD  C_SIGN64, Y15; \
+	VXORPD        Y15, Y6, Y6; \
+	VXORPD        Y15, Y7, Y7; \
+	VSUBPD        Y11, Y6, Y6; \
+	VSUBPD        Y12, Y7, Y7; \
+	VCVTPD2PSY    Y6, X6; \
+	VCVTPD2PSY    Y7, X7; \
+	VINSERTF128   $1, X7, Y6, Y6; \
+	VCVTTPD2DQY   Y3, X3; \
+	VCVTTPD2DQY   Y4, X4; \
+	VINSERTF128   $1, X4, Y3, Y3; \
+	VPBROADCASTD  C_127, Y15; \
+	VPADDD        Y15, Y3, Y3; \
+	VPSLLD        $23, Y3, Y3; \
+	VBROADCASTSS  C_P0, Y2; \
+	H32Y(Y6, Y2, C_P1); \
+	H32Y(Y6, Y2, C_P2); \
+	H32Y(Y6, Y2, C_P3); \
+	H32Y(Y6, Y2, C_P4); \
+	H32Y(Y6, Y2, C_P5); \
+	VMULPS        Y6, Y2, Y2; \
+	VMULPS        Y6, Y2, Y2; \
+	VADDPS        Y6, Y2, Y2; \
+	VBROADCASTSS  C_ONE32, Y15; \
+	VADDPS        Y15, Y2, Y2; \
+	VMULPS        Y3, Y2, Y2; \
+	VXORPS        Y11, Y11, Y11; \
+	VBLENDVPS     Y10, Y11, Y2, Y2; \
+	VBROADCASTSS  C_93, Y15; \
+	VMINPS        Y15, Y8, Y8; \
+	VBROADCASTSS  C_ONE32, Y15; \
+	VDIVPS        Y8, Y15, Y8; \
+	VBROADCASTSS  C_QW, Y15; \
+	VSUBPS        Y15, Y8, Y8; \
+	VBROADCASTSS  C_Q0, Y3; \
+	H32Y(Y8, Y3, C_Q1); \
+	H32Y(Y8, Y3, C_Q2); \
+	H32Y(Y8, Y3, C_Q3); \
+	H32Y(Y8, Y3, C_Q4); \
+	H32Y(Y8, Y3, C_Q5); \
+	H32Y(Y8, Y3, C_Q6); \
+	H32Y(Y8, Y3, C_Q7); \
+	H32Y(Y8, Y3, C_Q8); \
+	H32Y(Y8, Y3, C_Q9); \
+	H32Y(Y8, Y3, C_Q10); \
+	VBROADCASTSS  C_HALF32, Y15; \
+	VMULPS        Y15, Y2, Y1; \
+	VMULPS        Y3, Y1, Y1; \
+	VXORPS        Y4, Y4, Y4; \
+	VCMPPS        $0x1e, Y4, Y0, Y4; \
+	VBROADCASTSS  C_ONE32, Y15; \
+	VSUBPS        Y1, Y15, Y6; \
+	VBLENDVPS     Y4, Y6, Y1, Y1; \
+	VBLENDVPS     Y9, Y5, Y1, Y1
+
+// EXPFY sets Y1 to expf(Y0), as EXPF: the power of two as (p·f)·2^min(k, 127) with f = 2
+// where k = 128 (expf's own split), 1 elsewhere. Clobbers Y2-Y6, Y15.
+#define EXPFY \
+	VBROADCASTSS C_LOG2E32, Y15; \
+	VMULPS       Y15, Y0, Y2; \
+	VBROADCASTSS C_MAGIC32, Y15; \
+	VADDPS       Y15, Y2, Y2; \
+	VSUBPS       Y15, Y2, Y2; \
+	VBROADCASTSS C_NC1, Y15; \
+	VMULPS       Y15, Y2, Y3; \
+	VADDPS       Y3, Y0, Y3; \
+	VBROADCASTSS C_NC2, Y15; \
+	VMULPS       Y15, Y2, Y4; \
+	VADDPS       Y4, Y3, Y3; \
+	VBROADCASTSS C_P0, Y1; \
+	H32Y(Y3, Y1, C_P1); \
+	H32Y(Y3, Y1, C_P2); \
+	H32Y(Y3, Y1, C_P3); \
+	H32Y(Y3, Y1, C_P4); \
+	H32Y(Y3, Y1, C_P5); \
+	VMULPS       Y3, Y1, Y1; \
+	VMULPS       Y3, Y1, Y1; \
+	VADDPS       Y3, Y1, Y1; \
+	VBROADCASTSS C_ONE32, Y15; \
+	VADDPS       Y15, Y1, Y1; \
+	VBROADCASTSS C_127F, Y4; \
+	VCMPPS       $0x1e, Y4, Y2, Y5; \
+	VANDPS       Y15, Y5, Y5; \
+	VADDPS       Y15, Y5, Y5; \
+	VMULPS       Y5, Y1, Y1; \
+	VMINPS       Y4, Y2, Y2; \
+	VCVTTPS2DQ   Y2, Y2; \
+	VPBROADCASTD C_127, Y15; \
+	VPADDD       Y15, Y2, Y2; \
+	VPSLLD       $23, Y2, Y2; \
+	VMULPS       Y2, Y1, Y1; \
+	VBROADCASTSS C_EXPHI, Y15; \
+	VCMPPS       $0x1e, Y15, Y0, Y5; \
+	VBROADCASTSS C_INF32, Y15; \
+	VBLENDVPS    Y5, Y15, Y1, Y1; \
+	VBROADCASTSS C_EXPLO, Y15; \
+	VCMPPS       $0x11, Y15, Y0, Y5; \
+	VANDNPS      Y1, Y5, Y1
+
+// HSUMPDY sets the low lane of X8 to the sum of the 4 float64 lanes of Y8. Clobbers X9.
+#define HSUMPDY \
+	VEXTRACTF128 $1, Y8, X9; \
+	VADDPD       X9, X8, X8; \
+	VPERMILPD    $1, X8, X9; \
+	VADDSD       X9, X8, X8
+
+// ADDPS2PDY adds the 8 float32 lanes of Y(src) to the float64 accumulator Y8. Clobbers Y9, Y10.
+#define ADDPS2PDY(srcy, srcx) \
+	VCVTPS2PD    srcx, Y9; \
+	VEXTRACTF128 $1, srcy, X10; \
+	VCVTPS2PD    X10, Y10; \
+	VADDPD       Y9, Y8, Y8; \
+	VADDPD       Y10, Y8, Y8
+
+// func geluAVX2(x *float32, n int)
+TEXT ·geluAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	JZ   gelu2done
+
+gelu2loop:
+	VMOVUPS (DI), Y0
+	NORMCDFY
+	VMULPS  Y1, Y0, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     gelu2loop
+
+gelu2done:
+	VZEROUPPER
+	RET
+
+// func geluBackwardAVX2(dx, dy, x *float32, n int)
+TEXT ·geluBackwardAVX2(SB), NOSPLIT, $0-32
+	MOVQ dx+0(FP), DI
+	MOVQ dy+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   gelub2done
+
+gelub2loop:
+	VMOVUPS      (DX), Y0
+	NORMCDFY
+	VBROADCASTSS C_INVSQRT2PI, Y15
+	VMULPS       Y15, Y0, Y3
+	VMULPS       Y2, Y3, Y3
+	VADDPS       Y3, Y1, Y3
+	VMOVUPS      (SI), Y4
+	VMULPS       Y3, Y4, Y3
+	VMOVUPS      Y3, (DI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          gelub2loop
+
+gelub2done:
+	VZEROUPPER
+	RET
+
+// func maxAddAVX2(x, mask *float32, n int) float32
+TEXT ·maxAddAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         mask+8(FP), R8
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS C_NINF32, Y5
+	SHRQ         $3, CX
+	JZ           max2done
+
+max2loop:
+	VMOVUPS (SI), Y0
+	TESTQ   R8, R8
+	JZ      max2nomask
+	VADDPS  (R8), Y0, Y0
+	ADDQ    $32, R8
+
+max2nomask:
+	VMAXPS Y0, Y5, Y5
+	ADDQ   $32, SI
+	DECQ   CX
+	JNZ    max2loop
+
+max2done:
+	VEXTRACTF128 $1, Y5, X6
+	VMAXPS       X6, X5, X5
+	VPERMILPS    $0x4e, X5, X6
+	VMAXPS       X6, X5, X5
+	VPERMILPS    $0xb1, X5, X6
+	VMAXPS       X6, X5, X5
+	MOVSS        X5, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(dst, x, mask *float32, n int, shift float32) float64
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         mask+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS shift+32(FP), Y7
+	VXORPD       Y8, Y8, Y8
+	SHRQ         $3, CX
+	JZ           exp2done
+
+exp2loop:
+	VMOVUPS (SI), Y0
+	TESTQ   R8, R8
+	JZ      exp2nomask
+	VADDPS  (R8), Y0, Y0
+	ADDQ    $32, R8
+
+exp2nomask:
+	VSUBPS  Y7, Y0, Y0
+	EXPFY
+	VMOVUPS Y1, (DI)
+	ADDPS2PDY(Y1, X1)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     exp2loop
+
+exp2done:
+	HSUMPDY
+	MOVSD X8, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, n int, s float32)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y7
+	SHRQ         $3, CX
+	JZ           scale2done
+
+scale2loop:
+	VMULPS  (DI), Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     scale2loop
+
+scale2done:
+	VZEROUPPER
+	RET
+
+// func sumAVX2(x *float32, n int) float64
+TEXT ·sumAVX2(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Y8, Y8, Y8
+	SHRQ   $3, CX
+	JZ     sum2done
+
+sum2loop:
+	VMOVUPS (SI), Y0
+	ADDPS2PDY(Y0, X0)
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     sum2loop
+
+sum2done:
+	HSUMPDY
+	MOVSD X8, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func addSumAVX2(dst, a, b *float32, n int) float64
+TEXT ·addSumAVX2(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), DI
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VXORPD Y8, Y8, Y8
+	SHRQ   $3, CX
+	JZ     addsum2done
+
+addsum2loop:
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDPS2PDY(Y0, X0)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     addsum2loop
+
+addsum2done:
+	HSUMPDY
+	MOVSD X8, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func sumSqDevAVX2(x *float32, n int, mu float64) float64
+TEXT ·sumSqDevAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD mu+16(FP), Y7
+	VXORPD       Y8, Y8, Y8
+	SHRQ         $3, CX
+	JZ           sq2done
+
+sq2loop:
+	VCVTPS2PD (SI), Y1
+	VCVTPS2PD 16(SI), Y2
+	VSUBPD    Y7, Y1, Y1
+	VSUBPD    Y7, Y2, Y2
+	VMULPD    Y1, Y1, Y1
+	VMULPD    Y2, Y2, Y2
+	VADDPD    Y1, Y8, Y8
+	VADDPD    Y2, Y8, Y8
+	ADDQ      $32, SI
+	DECQ      CX
+	JNZ       sq2loop
+
+sq2done:
+	HSUMPDY
+	MOVSD X8, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func layerNormApplyAVX2(out, x, gamma, beta *float32, n int, mean, rstd float32)
+TEXT ·layerNormApplyAVX2(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         gamma+16(FP), DX
+	MOVQ         beta+24(FP), R8
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mean+40(FP), Y6
+	VBROADCASTSS rstd+44(FP), Y7
+	SHRQ         $3, CX
+	JZ           ln2done
+
+ln2loop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y6, Y0, Y0
+	VMULPS  Y7, Y0, Y0
+	VMULPS  (DX), Y0, Y0
+	VADDPS  (R8), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, R8
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     ln2loop
+
+ln2done:
+	VZEROUPPER
+	RET
+
+// func adamwAVX2(w, m, v, grad *float32, n int, c *AdamWConsts)
+TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), DI
+	MOVQ         m+8(FP), SI
+	MOVQ         v+16(FP), DX
+	MOVQ         grad+24(FP), R8
+	MOVQ         n+32(FP), CX
+	MOVQ         c+40(FP), R9
+	VBROADCASTSS 0(R9), Y8
+	VBROADCASTSS 4(R9), Y9
+	VBROADCASTSS 8(R9), Y10
+	VBROADCASTSS 12(R9), Y11
+	VBROADCASTSS 16(R9), Y12
+	VBROADCASTSS 20(R9), Y13
+	VBROADCASTSS 24(R9), Y14
+	VBROADCASTSS 28(R9), Y15
+	SHRQ         $3, CX
+	JZ           adam2done
+
+adam2loop:
+	VMOVUPS (R8), Y0
+	VMOVUPS (DI), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y15, Y1, Y1
+	VMULPS  Y8, Y2, Y2
+	VMULPS  Y9, Y0, Y4
+	VADDPS  Y4, Y2, Y2
+	VMULPS  Y10, Y3, Y3
+	VMULPS  Y11, Y0, Y4
+	VMULPS  Y0, Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	VSQRTPS Y3, Y5
+	VDIVPS  Y12, Y5, Y5
+	VADDPS  Y13, Y5, Y5
+	VMULPS  Y2, Y14, Y4
+	VDIVPS  Y5, Y4, Y4
+	VSUBPS  Y4, Y1, Y1
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, (DX)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, R8
+	DECQ    CX
+	JNZ     adam2loop
+
+adam2done:
+	VZEROUPPER
+	RET
+
+// func addColsAVX512(acc *float64, x *float32, n int)
+// acc[j] += float64(x[j]) for j < n (one row of SumRows).
+TEXT ·addColsAVX512(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+
+colsloop:
+	TESTQ CX, CX
+	JLE   colsdone
+	TAILMASK(colsmask)
+	KSHIFTRW      $8, K7, K6
+	VMOVUPS.Z     (SI), K7, Z0
+	VCVTPS2PD     Y0, Z1
+	VEXTRACTF64X4 $1, Z0, Y2
+	VCVTPS2PD     Y2, Z2
+	VMOVUPD.Z     (DI), K7, Z3
+	VMOVUPD.Z     64(DI), K6, Z4
+	VADDPD        Z1, Z3, Z3
+	VADDPD        Z2, Z4, Z4
+	VMOVUPD       Z3, K7, (DI)
+	VMOVUPD       Z4, K6, 64(DI)
+	ADDQ          $64, SI
+	ADDQ          $128, DI
+	SUBQ          $16, CX
+	JMP           colsloop
+
+colsdone:
+	VZEROUPPER
+	RET
+
+// func addColsAVX2(acc *float64, x *float32, n int)
+// As addColsAVX512 on the first n &^ 7 columns.
+TEXT ·addColsAVX2(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   cols2done
+
+cols2loop:
+	VCVTPS2PD (SI), Y1
+	VCVTPS2PD 16(SI), Y2
+	VADDPD    (DI), Y1, Y1
+	VADDPD    32(DI), Y2, Y2
+	VMOVUPD   Y1, (DI)
+	VMOVUPD   Y2, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       cols2loop
+
+cols2done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,41 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// Outside amd64 the kernels below are their pure-Go twins (the SIMD build for wasm has its
+// own softmaxRow, layerNormRow and gelu in ops_simd_wasm.go).
+
+// softmaxRowMask replaces row by the softmax of row + mask (mask nil: of row).
+func softmaxRowMask(row, mask []float32) {
+	if mask != nil {
+		addMask(row, mask)
+	}
+	softmaxRow(row)
+}
+
+// geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
+func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
+
+// expShiftSum sets dst[j] = expf(x[j] - shift) and returns their sum in float64.
+func expShiftSum(dst, x []float32, shift float32) float64 { return expShiftSumGo(dst, x, shift) }
+
+// rowMax is the largest element of x (-Inf for an empty x).
+func rowMax(x []float32) float32 { return rowMaxGo(x) }
+
+// scale multiplies x by s in place (see Scale).
+func scale(x []float32, s float32) { scaleGo(x, s) }
+
+// sumSquares is the sum of x[i]² in float64 (see SumSquares).
+func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
+
+// addLayerNormRow sets sum = a + b and normalises it into out (see AddLayerNorm).
+func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd float32) {
+	Add(sum, a, b)
+	return layerNormRow(out, sum, g, beta, eps)
+}
+
+// adamw is one AdamW update of w, m and v by g (see AdamW).
+func adamw(w, m, v, g []float32, c *AdamWConsts) { adamwGo(w, m, v, g, c) }
+
+// addCols sets acc[j] += float64(x[j]) (see SumRows).
+func addCols(acc []float64, x []float32) { addColsGo(acc, x) }
