@@ -121,6 +121,8 @@ type App struct {
 	Training TrainLab
 	// Embeddings view: its sentences, layer and maps (embeddings.go).
 	Emb EmbLab
+	// Why is the "Why?" view's state (why.go).
+	Why WhyLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 
@@ -248,12 +250,14 @@ func (a *App) setRoute(r Route) {
 	a.Training.setSettings(r)
 	a.setPairRoute(r)
 	a.Emb.setRoute(r)
+	a.Why.setRoute(r)
 }
 
 func (a *App) route() Route {
 	r := a.baseRoute()
 	a.pairRoute(&r)
 	a.Emb.route(&r)
+	a.Why.route(&r)
 	a.Training.route(&r)
 	return r
 }
@@ -335,6 +339,8 @@ func (a *App) SetView(v string) {
 		a.fetchLab()
 	case v == ViewEmbeddings:
 		a.fetchEmbeddings()
+	case v == ViewWhy:
+		a.fetchWhy()
 	}
 }
 
@@ -489,6 +495,8 @@ func (a *App) refresh() {
 					a.fetchSteps()
 				case ViewMasking:
 					a.fetchLab()
+				case ViewWhy:
+					a.fetchWhy()
 				}
 			}
 		})
