@@ -9,6 +9,7 @@ import (
 	"github.com/vugu/vugu"
 
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -121,6 +122,12 @@ type App struct {
 	Training TrainLab
 	// Embeddings view: its sentences, layer and maps (embeddings.go).
 	Emb EmbLab
+	// NeuronQuery is the neuron view's query token plus one (0: none; neuron.go), Neuron its
+	// answer.
+	NeuronQuery int
+	Neuron      *explain.Neuron
+	NeuronErr   string
+	neuronKey   string
 	// Why is the "Why?" view's state (why.go).
 	Why WhyLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
@@ -399,6 +406,7 @@ func (a *App) SelectHead(layer, head int) {
 	a.Layer = min(max(layer, 0), len(a.Att)-1)
 	a.Head = min(max(head, 0), a.Att[0].NumHeads-1)
 	a.writeRoute()
+	a.fetchNeuron()
 }
 
 // SetHideSpecial shows or hides [CLS] and [SEP] in the attention maps.

@@ -44,6 +44,9 @@ type Route struct {
 	Seg      string
 	HeadView bool
 	AllHeads bool
+	// NeuronQuery is the query token plus one of the neuron view under the head view of one
+	// head ("&query=3" is token 3; 0: none).
+	NeuronQuery int
 	Token    int // steps view: the token position ([CLS] is 0) and the step shown
 	Step     int
 	// Masking lab: the seed of the draws, whole-word masking, and the corpus sample shown
@@ -108,6 +111,9 @@ func ParseRoute(hash string) (Route, bool) {
 	}
 	r.HeadView = q.Get("show") == "lines"
 	r.AllHeads = q.Get("heads") == "all"
+	if n, err := strconv.Atoi(q.Get("query")); err == nil && n >= 0 && r.HeadView && !r.AllHeads {
+		r.NeuronQuery = n + 1
+	}
 	r.Layer, _ = strconv.Atoi(q.Get("layer"))
 	r.Head, _ = strconv.Atoi(q.Get("head"))
 	r.Token, _ = strconv.Atoi(q.Get("token"))
@@ -214,6 +220,8 @@ func (r Route) Hash() string {
 		}
 		if r.AllHeads {
 			b.WriteString("&heads=all")
+		} else if r.HeadView && r.NeuronQuery > 0 {
+			fmt.Fprintf(&b, "&query=%d", r.NeuronQuery-1)
 		}
 	case ViewSteps:
 		fmt.Fprintf(&b, "&layer=%d&token=%d&step=%d", r.Layer, r.Token, r.Step)

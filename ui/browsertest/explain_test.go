@@ -187,3 +187,71 @@ func TestExplainView(t *testing.T) {
 		t.Errorf("the export starts with %v, not the PNG signature", sig)
 	}
 }
+
+// TestExplainNeuron opens the neuron view from the attention view's head view by clicking a
+// query token, and checks its scores and softmax row against the native engine (and the row
+// against the attention the page drew); the URL keeps it across a reload.
+func TestExplainNeuron(t *testing.T) {
+	_, model, url, ctx := tinyPage(t)
+	eng, err := engine.New("tiny-random", model.Model, model.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "The cat sat on the mat."
+	do(t, ctx, 30*time.Second, "opening the head view", chromedp.Navigate(url+"#attention?text=The%20cat%20sat%20on%20the%20mat.&layer=1&head=1&show=lines"))
+	wait(t, ctx, 60*time.Second, "the head view", `document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelector('.headview canvas') && document.querySelector('.headview canvas').bertlabLines > 0`)
+	if eval[bool](t, ctx, `!!document.querySelector('[data-role="neuron"]')`) {
+		t.Fatal("the neuron view is open before a click")
+	}
+	const query = 2 // "cat"
+	hv := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('.headview canvas'), r = c.getBoundingClientRect(); return [r.left, r.top, c.bertlabTop, c.bertlabRowH]; })()`)
+	do(t, ctx, 10*time.Second, "clicking a query token", chromedp.MouseClickXY(hv[0]+12, hv[1]+hv[2]+hv[3]*(query+0.5)))
+	wait(t, ctx, 30*time.Second, "the neuron view", settled+` && location.hash.includes('query=2') && document.querySelector('.neuronview canvas') && document.querySelector('.neuronview canvas').bertlabProbs`)
+
+	want, err := eng.Neuron(engine.NeuronRequest{Text: text, Layer: 1, Head: 1, Query: query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		t.Helper()
+		for name, w := range map[string][]float64{"bertlabScores": want.Scores, "bertlabProbs": want.Probs} {
+			got := strings.Split(eval[string](t, ctx, `document.querySelector('.neuronview canvas').`+name), ",")
+			if len(got) != len(w) {
+				t.Fatalf("%s %s: page %d values, native %d", what, name, len(got), len(w))
+			}
+			for j := range w {
+				g, _ := strconv.ParseFloat(got[j], 64)
+				if !closeTo(g, w[j]) {
+					t.Errorf("%s %s[%d]: page %g, native %g", what, name, j, g, w[j])
+				}
+			}
+		}
+	}
+	check("after the click")
+	// The softmax row is the attention row the head view draws (native attention: another path).
+	att, err := eng.Attention(text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, p := range att[1].Attentions[1][query] {
+		if math.Abs(want.Probs[j]-float64(p)) > 1e-5 {
+			t.Errorf("neuron row [%d] %g, attention %g", j, want.Probs[j], p)
+		}
+	}
+	if title := eval[string](t, ctx, `document.querySelector('[data-role="neuron"] h3').textContent`); !strings.Contains(title, "“cat” (row 2)") || !strings.Contains(title, "head 1.1") {
+		t.Errorf("neuron view title %q", title)
+	}
+	screenshot(t, ctx, "neuron-view")
+
+	do(t, ctx, 10*time.Second, "exporting the neuron view", chromedp.Click(chromedp.CSS(`button[data-role="neuron-export"]`)))
+	wait(t, ctx, 10*time.Second, "the export link", `document.querySelector('a[data-role="export-link"]') && document.querySelector('a[data-role="export-link"]').download === 'bertlab-neuron-layer1-head1-query2.png'`)
+
+	do(t, ctx, 30*time.Second, "reloading", chromedp.Reload())
+	wait(t, ctx, 60*time.Second, "the neuron view after a reload", `document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelector('.neuronview canvas') && document.querySelector('.neuronview canvas').bertlabProbs`)
+	check("after a reload")
+
+	// A click between the two columns closes it.
+	rl := eval[float64](t, ctx, `document.querySelector('.headview canvas').bertlabRightLeft`)
+	do(t, ctx, 10*time.Second, "clicking between the columns", chromedp.MouseClickXY(hv[0]+rl/2+40, hv[1]+hv[2]+hv[3]*(query+0.5)))
+	wait(t, ctx, 10*time.Second, "the neuron view closed", `!document.querySelector('[data-role="neuron"]') && !location.hash.includes('query=')`)
+}
