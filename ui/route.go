@@ -47,8 +47,8 @@ type Route struct {
 	// NeuronQuery is the query token plus one of the neuron view under the head view of one
 	// head ("&query=3" is token 3; 0: none).
 	NeuronQuery int
-	Token    int // steps view: the token position ([CLS] is 0) and the step shown
-	Step     int
+	Token       int // steps view: the token position ([CLS] is 0) and the step shown
+	Step        int
 	// Masking lab: the seed of the draws, whole-word masking, and the corpus sample shown
 	// (1-based sentence number of tinydata web/pretrain.txt; 0 for the sentence box).
 	Seed      int
