@@ -32,7 +32,8 @@ type WhyLab struct {
 	Imp  *explain.Importance
 	Word string // the target word the lens and importance use ("" for isnext)
 
-	key    string // the input and settings the answers are for
+	key    string // the input and settings asked for last
+	shown  string // the input and settings Attr, Lens and Abl are for
 	impKey string // the input and target Imp is for
 	req    int
 	gen    int // bumped with every new Lens: the chart redraws
@@ -69,6 +70,12 @@ func (a *App) whyRequest() explain.Request {
 	return r
 }
 
+// whyKey names the current input and settings of the view (and the model).
+func (a *App) whyKey() string {
+	r := a.whyRequest()
+	return fmt.Sprintf("%p|%s|%s|%s|%d|%s|%s", a.Info, inputKey(r.Text, r.Pair), r.Target, r.Method, r.Steps, r.Baseline, heads(r.Ablate))
+}
+
 // fetchWhy asks the engine for the view's answers, unless they are shown. Called with the render
 // lock held, after the text was tokenized (a.MaskedText is the input).
 func (a *App) fetchWhy() {
@@ -77,7 +84,7 @@ func (a *App) fetchWhy() {
 		return
 	}
 	r := a.whyRequest()
-	key := fmt.Sprintf("%p|%s|%s|%s|%d|%s|%s", a.Info, inputKey(r.Text, r.Pair), r.Target, r.Method, r.Steps, r.Baseline, heads(w.Off))
+	key := a.whyKey()
 	if w.key == key {
 		return
 	}
@@ -85,7 +92,7 @@ func (a *App) fetchWhy() {
 	w.req++
 	req, masked := w.req, len(a.Order) > 0
 	if !masked && r.Pair == "" {
-		w.Attr, w.Lens, w.Abl = nil, nil, nil
+		w.Attr, w.Lens, w.Abl, w.shown = nil, nil, nil, ""
 		w.Err = "Mask a word (in “Mask a word”, or click one above) to ask why BERT predicts what it does there; or add sentence B to ask why it thinks B follows A."
 		return
 	}
@@ -139,7 +146,7 @@ func (a *App) fetchWhy() {
 			if req != w.req {
 				return
 			}
-			w.Attr, w.Lens, w.Abl, w.Word = attr, lens, abl, word
+			w.Attr, w.Lens, w.Abl, w.Word, w.shown = attr, lens, abl, word, key
 			if w.impKey != inputKey(r.Text, r.Pair)+"|"+word {
 				w.Imp = nil
 			}
