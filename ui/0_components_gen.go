@@ -4268,66 +4268,76 @@ func (c *WhyView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)
-					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "lens"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "lens"}}}
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "lensscroll"}}}
 					vgparent.AppendChild(vgn)
 					{
 						vgparent := vgn
 						_ = vgparent
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "table", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "lens"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "lens"}}}
 						vgparent.AppendChild(vgn)
 						{
 							vgparent := vgn
 							_ = vgparent
-							for vgiterkeyt, ly := range c.lensLayers() {
-								var vgiterkey interface{} = vgiterkeyt
-								_ = vgiterkey
-								ly := ly
-								_ = ly
-								vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
-								vgparent.AppendChild(vgn)
-								vgn.AddAttrInterface("data-layer", ly.Layer)
-								{
-									vgparent := vgn
-									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute(nil)}
-									vgparent.AppendChild(vgn)
-									vgn.SetInnerHTML(layerName(ly.Layer))
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
-									vgparent.AppendChild(vgn)
-									for vgiterkeyt, p := range ly.Top {
-										var vgiterkey interface{} = vgiterkeyt
-										_ = vgiterkey
-										p := p
-										_ = p
-										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
-										vgparent.AppendChild(vgn)
-										vgn.AddAttrInterface("class", c.lensClass(p.Token))
-										vgn.AddAttrInterface("data-prob", scoreAttr(p.Prob))
-										vgn.AddAttrInterface("data-token", p.Token)
-										{
-											vgparent := vgn
-											_ = vgparent
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
-											vgparent.AppendChild(vgn)
-											vgn.SetInnerHTML(p.Token)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
-											vgparent.AppendChild(vgn)
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pct"}}}
-											vgparent.AppendChild(vgn)
-											vgn.SetInnerHTML(percent(p.Prob))
-										}
-									}
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
-									vgparent.AppendChild(vgn)
-								}
-							}
-							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tbody", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
+							{
+								vgparent := vgn
+								_ = vgparent
+								for vgiterkeyt, ly := range c.lensLayers() {
+									var vgiterkey interface{} = vgiterkeyt
+									_ = vgiterkey
+									ly := ly
+									_ = ly
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
+									vgparent.AppendChild(vgn)
+									vgn.AddAttrInterface("data-layer", ly.Layer)
+									{
+										vgparent := vgn
+										_ = vgparent
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute(nil)}
+										vgparent.AppendChild(vgn)
+										vgn.SetInnerHTML(layerName(ly.Layer))
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n          "}
+										vgparent.AppendChild(vgn)
+										for vgiterkeyt, p := range ly.Top {
+											var vgiterkey interface{} = vgiterkeyt
+											_ = vgiterkey
+											p := p
+											_ = p
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+											vgparent.AppendChild(vgn)
+											vgn.AddAttrInterface("class", c.lensClass(p.Token))
+											vgn.AddAttrInterface("data-prob", scoreAttr(p.Prob))
+											vgn.AddAttrInterface("data-token", p.Token)
+											{
+												vgparent := vgn
+												_ = vgparent
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
+												vgparent.AppendChild(vgn)
+												vgn.SetInnerHTML(p.Token)
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " "}
+												vgparent.AppendChild(vgn)
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "pct"}}}
+												vgparent.AppendChild(vgn)
+												vgn.SetInnerHTML(percent(p.Prob))
+											}
+										}
+										vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+										vgparent.AppendChild(vgn)
+									}
+								}
+								vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+								vgparent.AppendChild(vgn)
+							}
 						}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+						vgparent.AppendChild(vgn)
 					}
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 					vgparent.AppendChild(vgn)

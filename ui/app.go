@@ -558,6 +558,12 @@ func (a *App) refresh() {
 				}
 			})
 		}
+		// The neuron view reads the same input (a no-op unless it is shown and not yet asked).
+		a.Do(func() {
+			if gen == a.gen {
+				a.fetchNeuron()
+			}
+		})
 	})
 }
 

@@ -511,6 +511,8 @@ func TestLessonsPhone(t *testing.T) {
 		{"steps", "#steps?text=" + text + "&layer=0&token=2&step=5", `document.querySelector('.stepcard')`},
 		{"masking", "#masking?text=" + text + "&seed=1", `document.querySelector('.lab')`},
 		{"embeddings", "#embeddings", `document.querySelector('.embmap canvas')`},
+		{"why", "#why?text=" + text + "&masks=4&method=ig&igsteps=8&off=0.1", `document.querySelector('.lenschart canvas') && document.querySelectorAll('.attr').length > 0`},
+		{"neuron", "#attention?text=" + text + "&layer=0&head=0&show=lines&query=2", `document.querySelector('.neuronview canvas')`},
 		{"train", "#train?text=x&task=sentiment", `document.querySelector('[data-role="train"]')`},
 		{"models", "#models", `document.querySelector('.modelcard')`},
 	}
