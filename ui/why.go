@@ -155,6 +155,13 @@ func (a *App) fetchWhy() {
 	})
 }
 
+// WhyOfFirst opens "Why?" on the model's own guess for the first masked word (the mask view's
+// first card).
+func (a *App) WhyOfFirst() {
+	a.Why.Target = ""
+	a.SetView(ViewWhy)
+}
+
 // RankHeads asks for every head's importance for the target word at the first [MASK].
 func (a *App) RankHeads() {
 	w := &a.Why

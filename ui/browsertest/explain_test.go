@@ -71,8 +71,11 @@ func TestExplainView(t *testing.T) {
 		}
 	}
 
-	do(t, ctx, 30*time.Second, "opening the Why? view", chromedp.Navigate(url+"#why?text=The%20cat%20sat%20on%20the%20mat.&masks=1"))
-	wait(t, ctx, 90*time.Second, "the explanation", `document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.attr').length > 0 && document.querySelector('.lenschart canvas') && document.querySelectorAll('[data-role="abl-after"] .pred').length > 0`)
+	// From the mask view's first card to "Why?".
+	do(t, ctx, 30*time.Second, "opening the mask view", chromedp.Navigate(url+"#mask?text=The%20cat%20sat%20on%20the%20mat.&masks=1"))
+	wait(t, ctx, 60*time.Second, "the predictions", `document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelector('[data-role="why-link"]')`)
+	click(t, ctx, `[data-role="why-link"]`)
+	wait(t, ctx, 90*time.Second, "the explanation", `location.hash.startsWith('#why?text=The%20cat%20sat%20on%20the%20mat.&masks=1') && `+settled+` && document.querySelectorAll('.attr').length > 0 && document.querySelector('.lenschart canvas') && document.querySelectorAll('[data-role="abl-after"] .pred').length > 0`)
 
 	// The model's own answer is explained: the native default target.
 	gxi := native("gradient x input", eng.Attributions, explain.Request{})
