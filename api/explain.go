@@ -16,13 +16,10 @@ import (
 //	                                                                         (and "importance")
 //
 // "target" is as `bertlab explain --target` takes it: a word (its logit at the first [MASK]) or
-// "isnext"; absent, the model's own answer. Integrated gradients cost steps forward and backward
-// passes: steps times the text's tokens is bounded by maxIGTokenSteps.
+// "isnext"; absent, the model's own answer. The answers are core/engine's (Engine.Attributions,
+// Lens, Ablation, Importance), which bound the request (integrated gradients: steps times the
+// text's tokens at most engine.MaxIGTokenSteps).
 var explainRoutes = []string{"/api/explain/attributions", "/api/explain/lens", "/api/explain/ablation"}
-
-// maxIGTokenSteps bounds steps × tokens of one integrated-gradients request: 256 steps on 128
-// tokens, 64 on 512.
-const maxIGTokenSteps = 256 * 128
 
 func init() { apiRoutes = append(apiRoutes, explainRoutes...) }
 
@@ -40,21 +37,21 @@ type explainRequest struct {
 
 // addExplainRoutes registers the explanation routes.
 func (h *Handler) addExplainRoutes() {
-	h.routes[explainRoutes[0]] = h.explainRoute(func(e *explain.Explainer, r explain.Request, _ bool) (*explain.Report, error) {
-		return e.Attribute(r)
+	h.routes[explainRoutes[0]] = h.explainRoute(func(r explain.Request, _ bool) (*explain.Report, error) {
+		return h.e.Attributions(r)
 	})
-	h.routes[explainRoutes[1]] = h.explainRoute(func(e *explain.Explainer, r explain.Request, _ bool) (*explain.Report, error) {
-		return e.Lens(r)
+	h.routes[explainRoutes[1]] = h.explainRoute(func(r explain.Request, _ bool) (*explain.Report, error) {
+		return h.e.Lens(r)
 	})
-	h.routes[explainRoutes[2]] = h.explainRoute(func(e *explain.Explainer, r explain.Request, importance bool) (*explain.Report, error) {
+	h.routes[explainRoutes[2]] = h.explainRoute(func(r explain.Request, importance bool) (*explain.Report, error) {
 		if len(r.Ablate) == 0 {
 			return nil, badRequest(`missing "ablate": give the heads to switch off, e.g. [{"layer": 0, "head": 1}]`)
 		}
-		rep, err := e.Ablation(r)
+		rep, err := h.e.Ablation(r)
 		if err != nil || !importance {
 			return rep, err
 		}
-		imp, err := e.Importance(r)
+		imp, err := h.e.Importance(r)
 		if err != nil {
 			return nil, err
 		}
@@ -63,8 +60,9 @@ func (h *Handler) addExplainRoutes() {
 	})
 }
 
-// explainRoute parses and bounds an explanation request; answer computes it.
-func (h *Handler) explainRoute(answer func(*explain.Explainer, explain.Request, bool) (*explain.Report, error)) route {
+// explainRoute parses an explanation request and checks what JSON can get wrong (a steps or
+// top_k given as 0); the engine bounds the rest, and its errors are the client's (400).
+func (h *Handler) explainRoute(answer func(explain.Request, bool) (*explain.Report, error)) route {
 	return func(body []byte) (func() (any, error), error) {
 		var req explainRequest
 		if err := decode(body, &req); err != nil {
@@ -94,30 +92,8 @@ func (h *Handler) explainRoute(answer func(*explain.Explainer, explain.Request, 
 			}
 			r.TopK = *req.TopK
 		}
-		c := h.e.Model().Config
-		if n := c.NumHiddenLayers * c.NumAttentionHeads; len(req.Ablate) > n {
-			return nil, badRequest("%d heads to ablate: the model has %d", len(req.Ablate), n)
-		}
-		if _, err := explain.HeadMask(c, req.Ablate); err != nil {
-			return nil, badRequest("ablate: %v", err)
-		}
-		m, tok := h.e.Model(), h.e.Tokenizer()
-		e := &explain.Explainer{Model: explain.PreTraining(m), Tok: tok}
 		return func() (any, error) {
-			if r.Method == explain.MethodIG {
-				enc, err := explainEncode(e, r)
-				if err != nil {
-					return nil, badRequest("%v", err)
-				}
-				steps := r.Steps
-				if steps == 0 {
-					steps = explain.DefaultSteps
-				}
-				if steps*enc > maxIGTokenSteps {
-					return nil, badRequest("integrated gradients over %d tokens x %d steps exceed %d: use fewer steps or a shorter text", enc, steps, maxIGTokenSteps)
-				}
-			}
-			rep, err := answer(e, r, req.Importance)
+			rep, err := answer(r, req.Importance)
 			if err != nil {
 				if _, ok := err.(*httpError); ok {
 					return nil, err
@@ -127,15 +103,4 @@ func (h *Handler) explainRoute(answer func(*explain.Explainer, explain.Request, 
 			return rep, nil
 		}, nil
 	}
-}
-
-// explainEncode is the number of tokens the request's text encodes to.
-func explainEncode(e *explain.Explainer, r explain.Request) (int, error) {
-	maxLen := e.Model.Bert.Config.MaxPositionEmbeddings
-	if r.Pair != "" {
-		enc, err := e.Tok.EncodePair(r.Text, r.Pair, maxLen)
-		return enc.Len(), err
-	}
-	enc, err := e.Tok.Encode(r.Text, maxLen)
-	return enc.Len(), err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/vugu/vugu"
 
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -121,6 +122,14 @@ type App struct {
 	Training TrainLab
 	// Embeddings view: its sentences, layer and maps (embeddings.go).
 	Emb EmbLab
+	// NeuronQuery is the neuron view's query token plus one (0: none; neuron.go), Neuron its
+	// answer.
+	NeuronQuery int
+	Neuron      *explain.Neuron
+	NeuronErr   string
+	neuronKey   string
+	// Why is the "Why?" view's state (why.go).
+	Why WhyLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 
@@ -248,12 +257,14 @@ func (a *App) setRoute(r Route) {
 	a.Training.setSettings(r)
 	a.setPairRoute(r)
 	a.Emb.setRoute(r)
+	a.Why.setRoute(r)
 }
 
 func (a *App) route() Route {
 	r := a.baseRoute()
 	a.pairRoute(&r)
 	a.Emb.route(&r)
+	a.Why.route(&r)
 	a.Training.route(&r)
 	return r
 }
@@ -335,6 +346,8 @@ func (a *App) SetView(v string) {
 		a.fetchLab()
 	case v == ViewEmbeddings:
 		a.fetchEmbeddings()
+	case v == ViewWhy:
+		a.fetchWhy()
 	}
 }
 
@@ -393,6 +406,7 @@ func (a *App) SelectHead(layer, head int) {
 	a.Layer = min(max(layer, 0), len(a.Att)-1)
 	a.Head = min(max(head, 0), a.Att[0].NumHeads-1)
 	a.writeRoute()
+	a.fetchNeuron()
 }
 
 // SetHideSpecial shows or hides [CLS] and [SEP] in the attention maps.
@@ -489,6 +503,8 @@ func (a *App) refresh() {
 					a.fetchSteps()
 				case ViewMasking:
 					a.fetchLab()
+				case ViewWhy:
+					a.fetchWhy()
 				}
 			}
 		})
@@ -542,6 +558,12 @@ func (a *App) refresh() {
 				}
 			})
 		}
+		// The neuron view reads the same input (a no-op unless it is shown and not yet asked).
+		a.Do(func() {
+			if gen == a.gen {
+				a.fetchNeuron()
+			}
+		})
 	})
 }
 

@@ -7,6 +7,7 @@ package ui
 
 import (
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -39,6 +40,15 @@ type Engine interface {
 	// Embeddings maps every token of sentences to 2-D at every layer, layer 0 (the embedding
 	// output) first, one PCA per layer (pipeline.EmbeddingLayers).
 	Embeddings(sentences []string, opts pipeline.EmbeddingMapOptions) ([]pipeline.EmbeddingMapResult, error)
+
+	// Attributions, Lens, Ablation and Importance answer the explanation questions of
+	// core/explain ("why did BERT say that?") as core/engine's methods of those names do.
+	Attributions(r explain.Request) (*explain.Report, error)
+	Lens(r explain.Request) (*explain.Report, error)
+	Ablation(r explain.Request) (*explain.Report, error)
+	Importance(r explain.Request) (*explain.Report, error)
+	// Neuron is the neuron view of one attention row (engine.Neuron).
+	Neuron(r engine.NeuronRequest) (*explain.Neuron, error)
 
 	// TrainStart prepares a training-lab run (lab.NewFinetune) on a copy of the loaded
 	// model, replacing the previous run.

@@ -227,6 +227,12 @@ func (c *AttentionView) lineClick(e vugu.DOMEvent) {
 	default:
 		c.pinned, c.focused, c.focus, c.focusKey = true, true, i, key
 	}
+	// A pinned query of one head opens the neuron view (neuron.go); anything else closes it.
+	if c.pinned && !c.focusKey && !c.App.AllHeads {
+		c.App.SetNeuron(c.focus)
+	} else if c.App.NeuronQuery > 0 {
+		c.App.SetNeuron(-1)
+	}
 }
 
 // linesReadout says what the head view shows.

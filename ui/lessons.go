@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -155,28 +156,26 @@ var Lessons = []Lesson{
 	},
 	{
 		Title: "What the heads do",
-		Start: Route{View: ViewAttention, Text: lessonStore, Layer: 0, Head: 0},
+		Start: Route{View: ViewWhy, Text: lessonStore, Masks: []int{5}},
 		Text: []string{
-			`Studies of trained BERTs found that many heads put most of their weight on <code>[SEP]</code> or <code>[CLS]</code>, especially in the middle layers. It looks like a head's way of doing nothing: when a head finds nothing to look for, it parks its attention on a token that is always there (Clark et al., 2019).`,
-			`In a trained model such a head's map has a dark last column. Tick “hide [CLS] and [SEP]” to see what the rest of such a head's row holds.`,
+			`Studies of trained BERTs found that many heads put most of their weight on <code>[SEP]</code> or <code>[CLS]</code>, especially in the middle layers: a head's way of doing nothing when it finds nothing to look for (Clark et al., 2019). Do the predictions need every head, then?`,
+			`Find out by switching heads off. Each square of the grid is one head (layer, then head); a click zeroes its output and the model predicts the masked word again without it. Michel et al. (2019) found that most heads can go with little loss, and a few cannot. “Rank heads” colours the grid by how much the loss of the first guess moves when a head is scaled down (its gradient): the darker, the more the answer leans on it. In a trained model, switching off the darkest head moves the guess most; in a random one, hardly anything moves, whichever heads go.`,
 		},
-		Highlight: []string{".attview .grid", `[data-role="hide-special"]`},
-		Task:      `Find the head that gives <code>[SEP]</code> the most attention, averaged over all the tokens of the sentence.`,
-		Coming:    `Coming when head ablation lands in bertlab: switch heads off and watch the predictions of the mask view change, to see which heads the model needs.`,
-		check:     checkSepHead,
+		Highlight: []string{`[data-role="head-grid"]`, `[data-role="abl-after"]`},
+		Task:      `Rank the heads for the model's first guess, then switch off the one that matters most to it (and only that one).`,
+		check:     checkImportantHead,
 	},
 	{
 		Title: "Why this prediction",
-		Start: Route{View: ViewMask, Text: "She bought the milk.", Masks: []int{2}},
+		Start: Route{View: ViewWhy, Text: "She bought the milk.", Masks: []int{2}, Method: "ig", IGSteps: 16},
 		Text: []string{
-			`The card shows the model's top guesses for the masked word, from the softmax over the whole vocabulary at that position. Every token of the sentence can change them: attention carries the context into the masked position, layer by layer.`,
-			`Which words mattered? The plain way to find out is to change one word at a time and watch the guesses move. Click a word to mask or unmask it; type to change the sentence.`,
+			`The model's top guesses for the masked word come from the softmax over the whole vocabulary at that position; every token of the sentence can move them, through attention, layer by layer. Which ones did?`,
+			`The sentence is coloured by integrated gradients (Sundararajan et al., 2017): the gradient of the guess's logit, averaged along a straight path from a sentence of [MASK]s to this one, times how far each token's embedding moved. Red tokens raised the guess, blue ones lowered it, and the scores add up to the change of the logit (the completeness gap says how nearly). Click a guess above the sentence to explain that one instead.`,
 		},
-		Highlight: []string{".maskview .cards", "#text"},
-		Task:      `Change the words around the mask so that “{goal}” is the model's {at} for a masked word.`,
-		Goal:      "a",
-		Coming:    `Coming when attributions land in bertlab: each input token coloured by how much it pushed this prediction up or down (integrated gradients), without editing by hand.`,
-		check:     checkTopPred,
+		Highlight: []string{`[data-role="why-targets"]`, `[data-role="attrs"]`},
+		Task:      `Find a guess that the word “{goal}” raises more than any other word of the sentence does (integrated gradients).`,
+		Goal:      "bought",
+		check:     checkTopAttribution,
 	},
 }
 
@@ -354,12 +353,6 @@ func (a *App) LessonText(s string) string {
 			if l.Start.Pair != "" {
 				label, p := nspGoal(goal)
 				goal, at = label, fmt.Sprintf("%.4g%%", 100*p)
-			} else {
-				word, n := predGoal(goal)
-				goal, at = word, "first guess"
-				if n > 1 {
-					at = fmt.Sprintf("one of the first %d guesses", n)
-				}
 			}
 		}
 	}
@@ -504,28 +497,8 @@ func PrevTokenScore(p [][]float32, _ []string) float64 {
 	return sum / float64(n)
 }
 
-// SepScore is the mean over all rows of the weight given to the [SEP] tokens.
-func SepScore(p [][]float32, tokens []string) float64 {
-	var sum float64
-	for _, row := range p {
-		for j, t := range tokens {
-			if t == "[SEP]" && j < len(row) {
-				sum += float64(row[j])
-			}
-		}
-	}
-	if len(p) == 0 {
-		return math.NaN()
-	}
-	return sum / float64(len(p))
-}
-
 func checkPrevHead(a *App, _ string) Check {
 	return checkHead(a, PrevTokenScore, "weight on the previous token")
-}
-
-func checkSepHead(a *App, _ string) Check {
-	return checkHead(a, SepScore, "weight on [SEP]")
 }
 
 // checkCell: the selected head gives the most weight from the goal's first token to its second.
@@ -640,40 +613,80 @@ func nspGoal(goal string) (label string, at float64) {
 	return "NotNext", at
 }
 
-// predGoal reads the prediction goal "word", with "@k" to accept it among the first k guesses
-// (1 without).
-func predGoal(goal string) (word string, k int) {
-	word, n, _ := strings.Cut(goal, "@")
-	k, err := strconv.Atoi(n)
-	if err != nil || k < 1 {
-		k = 1
+// whyShown is the "Why?" view's answers, when they are for the state shown.
+func whyShown(a *App) *WhyLab {
+	w := &a.Why
+	if a.View != ViewWhy || w.Attr == nil || w.shown == "" || w.shown != a.whyKey() {
+		return nil
 	}
-	return strings.TrimPrefix(word, "##"), min(k, DefaultTopK)
+	return w
 }
 
-// checkTopPred: the goal token is among the first k guesses for some masked word.
-func checkTopPred(a *App, goal string) Check {
-	word, k := predGoal(goal)
+// checkImportantHead: the heads were ranked for the guess shown, and the one head switched off is
+// the most important.
+func checkImportantHead(a *App, _ string) Check {
 	if len(a.Order) == 0 {
-		return Check{Msg: "Mask a word: click it."}
+		return Check{Msg: "Mask a word: the task is about its guesses."}
 	}
-	if a.PredsText != a.InputKey() {
+	w := whyShown(a)
+	if w == nil || w.Abl == nil || w.Abl.Ablation == nil || len(w.Abl.Ablation.Positions) == 0 || len(w.Abl.Ablation.Positions[0].Before) == 0 {
 		return pending
 	}
-	var firsts []string
-	for _, id := range a.Order {
-		ps := a.Preds[id]
-		if len(ps) == 0 {
-			return pending
-		}
-		for i, p := range ps[:min(k, len(ps))] {
-			if strings.EqualFold(strings.TrimPrefix(p.Token, "##"), word) {
-				return Check{Done: true, Msg: fmt.Sprintf("Guess %d is “%s” (%.2f%%).", i+1, p.Token, 100*p.Score)}
+	if w.Imp == nil || w.impKey != a.InputKey()+"|"+w.Word {
+		return Check{Msg: "Press “Rank heads”."}
+	}
+	best := explain.Head{}
+	for l, row := range w.Imp.Raw {
+		for h, v := range row {
+			if v > w.Imp.Raw[best.Layer][best.Head] {
+				best = explain.Head{Layer: l, Head: h}
 			}
 		}
-		firsts = append(firsts, "“"+ps[0].Token+"”")
 	}
-	return Check{Msg: "First guesses now: " + strings.Join(firsts, ", ") + "."}
+	if len(w.Off) != 1 {
+		return Check{Msg: fmt.Sprintf("%d heads are off: switch off exactly one.", len(w.Off))}
+	}
+	b := w.Abl.Ablation.Positions[0].Before[0]
+	msg := fmt.Sprintf("Head %s off: “%s” %s, was %s.", w.Off[0], b.Token, percent(b.After), percent(b.Before))
+	if w.Off[0] != best {
+		return Check{Msg: msg + " Another head ranks higher."}
+	}
+	return Check{Done: true, Msg: msg + " That is the head the answer's loss leans on most."}
+}
+
+// checkTopAttribution: by integrated gradients, the goal word has the largest attribution of the
+// sentence's words ([CLS], [SEP] and [MASK] aside) for the guess explained.
+func checkTopAttribution(a *App, goal string) Check {
+	goal = strings.ToLower(strings.TrimSpace(goal))
+	if len(a.Order) == 0 {
+		return Check{Msg: "Mask a word: the task is about its guesses."}
+	}
+	w := whyShown(a)
+	if w == nil || w.Attr.Attribution == nil {
+		return pending
+	}
+	at := w.Attr.Attribution
+	if at.Method != "ig" {
+		return Check{Msg: "Choose integrated gradients."}
+	}
+	best := -1
+	for i, tk := range w.Attr.Tokens {
+		if i >= len(at.Scores) || (strings.HasPrefix(tk, "[") && strings.HasSuffix(tk, "]")) {
+			continue
+		}
+		if best < 0 || at.Scores[i] > at.Scores[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Check{Msg: "The sentence has no word besides the mask."}
+	}
+	tk := w.Attr.Tokens[best]
+	msg := fmt.Sprintf("For “%s”, the word that raised it most is “%s” (%+.4g).", w.Word, tk, at.Scores[best])
+	if w.Attr.Target.Kind != "mlm" {
+		return Check{Msg: "Explain a guess for the masked word, not IsNext."}
+	}
+	return Check{Done: tk == goal, Msg: msg}
 }
 
 // OpenLessons is the Lessons tab: the first lesson whose task is not done yet (the last one

@@ -158,12 +158,14 @@ func (a *App) SetSeg(seg string) {
 func (a *App) SetHeadView(on bool) {
 	a.HeadView = on
 	a.writeRoute()
+	a.fetchNeuron()
 }
 
 // SetAllHeads overlays every head of the layer in the head view, or shows the selected one.
 func (a *App) SetAllHeads(all bool) {
 	a.AllHeads = all
 	a.writeRoute()
+	a.fetchNeuron()
 }
 
 // keydownB commits sentence B's box on Enter (Shift+Enter still starts a new line).
@@ -184,10 +186,14 @@ func (a *App) setPairRoute(r Route) {
 	a.TextB, a.DraftB = r.Pair, r.Pair
 	a.Masks = joinMasks(r.Masks, r.PairMasks)
 	a.Seg, a.HeadView, a.AllHeads = r.Seg, r.HeadView, r.AllHeads
+	a.NeuronQuery = r.NeuronQuery
 }
 
 // pairRoute writes sentence B, its masks and the attention view's pair settings into r.
 func (a *App) pairRoute(r *Route) {
 	r.Masks, r.PairMasks = splitMasks(a.Masks)
 	r.Pair, r.Seg, r.HeadView, r.AllHeads = a.Pair(), a.Seg, a.HeadView, a.AllHeads
+	if a.HeadView && !a.AllHeads {
+		r.NeuronQuery = a.NeuronQuery
+	}
 }

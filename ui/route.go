@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -43,8 +44,11 @@ type Route struct {
 	Seg      string
 	HeadView bool
 	AllHeads bool
-	Token    int // steps view: the token position ([CLS] is 0) and the step shown
-	Step     int
+	// NeuronQuery is the query token plus one of the neuron view under the head view of one
+	// head ("&query=3" is token 3; 0: none).
+	NeuronQuery int
+	Token       int // steps view: the token position ([CLS] is 0) and the step shown
+	Step        int
 	// Masking lab: the seed of the draws, whole-word masking, and the corpus sample shown
 	// (1-based sentence number of tinydata web/pretrain.txt; 0 for the sentence box).
 	Seed      int
@@ -70,6 +74,14 @@ type Route struct {
 	// view is View, and its task's goal when it is not the lesson's default ("&goal=").
 	Lesson int
 	Goal   string
+	// "Why?" view (why.go): the explained target ("&target="), the attribution method
+	// ("&method=ig"), its steps ("&igsteps=") and baseline ("&baseline=pad"), and the heads
+	// switched off ("&off=0.1,1.3").
+	Target   string
+	Method   string
+	IGSteps  int
+	Baseline string
+	Off      []explain.Head
 }
 
 // ParseRoute reads a location.hash ("#mask?text=..."); what it cannot read keeps its default.
@@ -81,7 +93,7 @@ func ParseRoute(hash string) (Route, bool) {
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
 	switch view {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
@@ -99,6 +111,9 @@ func ParseRoute(hash string) (Route, bool) {
 	}
 	r.HeadView = q.Get("show") == "lines"
 	r.AllHeads = q.Get("heads") == "all"
+	if n, err := strconv.Atoi(q.Get("query")); err == nil && n >= 0 && r.HeadView && !r.AllHeads {
+		r.NeuronQuery = n + 1
+	}
 	r.Layer, _ = strconv.Atoi(q.Get("layer"))
 	r.Head, _ = strconv.Atoi(q.Get("head"))
 	r.Token, _ = strconv.Atoi(q.Get("token"))
@@ -119,6 +134,16 @@ func ParseRoute(hash string) (Route, bool) {
 	if !(r.LR > 0 && r.LR < 1) {
 		r.LR = 0
 	}
+	r.Target = q.Get("target")
+	if m := q.Get("method"); m == explain.MethodIG {
+		r.Method = m
+	}
+	r.IGSteps, _ = strconv.Atoi(q.Get("igsteps"))
+	r.IGSteps = min(max(r.IGSteps, 0), explain.MaxSteps)
+	if q.Get("baseline") == "pad" {
+		r.Baseline = "pad"
+	}
+	r.Off = parseHeads(q.Get("off"))
 	r.Layer, r.Head, r.Token, r.Step, r.Seed, r.Sample = max(r.Layer, 0), max(r.Head, 0), max(r.Token, 0), max(r.Step, 0), max(r.Seed, 0), max(r.Sample, 0)
 	return r, q.Has("text")
 }
@@ -164,7 +189,7 @@ func (r Route) Hash() string {
 	var b strings.Builder
 	view := ViewMask
 	switch r.View {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy:
 		view = r.View
 	}
 	if r.Lesson > 0 && r.Lesson <= len(Lessons) {
@@ -195,6 +220,8 @@ func (r Route) Hash() string {
 		}
 		if r.AllHeads {
 			b.WriteString("&heads=all")
+		} else if r.HeadView && r.NeuronQuery > 0 {
+			fmt.Fprintf(&b, "&query=%d", r.NeuronQuery-1)
 		}
 	case ViewSteps:
 		fmt.Fprintf(&b, "&layer=%d&token=%d&step=%d", r.Layer, r.Token, r.Step)
@@ -216,6 +243,22 @@ func (r Route) Hash() string {
 		}
 		if r.Word != "" {
 			b.WriteString("&word=" + esc(r.Word))
+		}
+	case ViewWhy:
+		if r.Target != "" {
+			b.WriteString("&target=" + esc(r.Target))
+		}
+		if r.Method == explain.MethodIG {
+			b.WriteString("&method=" + r.Method)
+			if r.IGSteps > 0 {
+				fmt.Fprintf(&b, "&igsteps=%d", r.IGSteps)
+			}
+			if r.Baseline == "pad" {
+				b.WriteString("&baseline=pad")
+			}
+		}
+		if len(r.Off) > 0 {
+			b.WriteString("&off=" + heads(r.Off))
 		}
 	case ViewTrain:
 		if r.Task != "" {

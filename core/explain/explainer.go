@@ -140,11 +140,17 @@ func (e *Explainer) resolve(r Request, x *encoded) (*TargetInfo, error) {
 		if len(x.masks) == 0 {
 			return nil, fmt.Errorf("explain: target word %q needs a %s in the text", s, e.Tok.Config().MaskToken)
 		}
-		toks := e.Tok.Tokenize(s)
-		if len(toks) != 1 {
-			return nil, fmt.Errorf("explain: target word %q is %d word pieces; give one vocabulary token", s, len(toks))
+		// A vocabulary token is taken as it stands (a continuation piece "##ing", "[unused1]",
+		// which Tokenize would split); another word is tokenized.
+		id, ok := e.Tok.Vocab().ID(s)
+		if !ok {
+			toks := e.Tok.Tokenize(s)
+			if len(toks) != 1 {
+				return nil, fmt.Errorf("explain: target word %q is %d word pieces; give one vocabulary token", s, len(toks))
+			}
+			id = toks[0].ID
 		}
-		t = Target{Kind: MaskedToken, Position: x.masks[0], Index: toks[0].ID}
+		t = Target{Kind: MaskedToken, Position: x.masks[0], Index: id}
 	}
 	if err := m.check(t, len(x.in.IDs)); err != nil {
 		return nil, err

@@ -27,6 +27,9 @@ func TestExplainerTargets(t *testing.T) {
 		{"class by number", cls, Request{Text: text, Target: "class:1"}, Target{Kind: Class, Index: 1}, ""},
 		{"class by label", cls, Request{Text: text, Target: "class:LABEL_2"}, Target{Kind: Class, Index: 2}, ""},
 		{"tag", tag, Request{Text: text, Target: "tag:2:4"}, Target{Kind: Tag, Position: 2, Index: 4}, ""},
+		{"a continuation piece as it stands", pre, Request{Text: text, Target: "##s"}, Target{Kind: MaskedToken, Position: 6, Index: pieceID(t, pre, "##s")}, ""},
+		{"an unused token as it stands", pre, Request{Text: text, Target: "[unused5]"}, Target{Kind: MaskedToken, Position: 6, Index: pieceID(t, pre, "[unused5]")}, ""},
+		{"a piece not in the vocabulary", pre, Request{Text: text, Target: "##zzzzqqq"}, Target{}, "word pieces"},
 		{"word of several pieces", pre, Request{Text: text, Target: "zzzzqqq"}, Target{}, "word pieces"},
 		{"word without a mask", pre, Request{Text: "the city", Target: "paris"}, Target{}, "needs a [MASK]"},
 		{"no default", pre, Request{Text: "the city"}, Target{}, "no default target"},
@@ -115,4 +118,17 @@ func TestExplainerParts(t *testing.T) {
 	if _, err := e2.Lens(Request{Text: "[MASK]"}); err == nil {
 		t.Error("lens without an MLM head: no error")
 	}
+}
+
+// pieceID is the vocabulary id of a token that Tokenize would split ("##s": "#", "#", "s").
+func pieceID(t *testing.T, e *Explainer, piece string) int {
+	t.Helper()
+	id, ok := e.Tok.Vocab().ID(piece)
+	if !ok {
+		t.Fatalf("the vocabulary has no %q", piece)
+	}
+	if toks := e.Tok.Tokenize(piece); len(toks) == 1 && toks[0].ID == id {
+		t.Fatalf("%q tokenizes to itself: the case would not test the lookup", piece)
+	}
+	return id
 }

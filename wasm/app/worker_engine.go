@@ -10,6 +10,7 @@ import (
 	"syscall/js"
 
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/ui"
 )
@@ -196,6 +197,40 @@ func (e *workerEngine) Embeddings(sentences []string, opts pipeline.EmbeddingMap
 	}
 	err := e.call(&r, "embeddings", arg, opts.HideSpecial)
 	return r.Layers, err
+}
+
+// explain asks the engine's explain function of kind with the request as JSON.
+func (e *workerEngine) explain(out any, kind string, req any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	return e.call(out, "explain", kind, string(b))
+}
+
+func (e *workerEngine) Attributions(r explain.Request) (*explain.Report, error) {
+	var rep explain.Report
+	return &rep, e.explain(&rep, "attributions", r)
+}
+
+func (e *workerEngine) Lens(r explain.Request) (*explain.Report, error) {
+	var rep explain.Report
+	return &rep, e.explain(&rep, "lens", r)
+}
+
+func (e *workerEngine) Ablation(r explain.Request) (*explain.Report, error) {
+	var rep explain.Report
+	return &rep, e.explain(&rep, "ablation", r)
+}
+
+func (e *workerEngine) Importance(r explain.Request) (*explain.Report, error) {
+	var rep explain.Report
+	return &rep, e.explain(&rep, "importance", r)
+}
+
+func (e *workerEngine) Neuron(r engine.NeuronRequest) (*explain.Neuron, error) {
+	var n explain.Neuron
+	return &n, e.explain(&n, "neuron", r)
 }
 
 func (e *workerEngine) TrainStart(req engine.FinetuneRequest) (*engine.FinetuneInfo, error) {

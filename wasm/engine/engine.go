@@ -16,6 +16,9 @@
 //	bertlab.nspPairs(seed, n) -> {"pairs":[engine.NSPPair ...]} from tinydata web/pretrain.txt
 //	bertlab.samples() -> {"sentences":[...]} of tinydata web/pretrain.txt
 //	bertlab.embeddings([sentence, ...], hideSpecial) -> {"layers":[pipeline.EmbeddingMapResult for layer 0 (embeddings), 1, ...]}
+//	bertlab.explain(kind, requestJSON) -> explain.Report: kind "attributions", "lens", "ablation" or
+//	                                   "importance" of an explain.Request; "neuron" of an
+//	                                   engine.NeuronRequest answers explain.Neuron
 //	bertlab.trainStart(requestJSON) -> engine.FinetuneInfo (a new training-lab run, engine.FinetuneRequest;
 //	                                   task "mlm" pre-trains a tiny BERT from scratch)
 //	bertlab.trainStep() -> {"events":[train.Event ...], "done":bool}: the run's next step (or evaluation)
@@ -39,6 +42,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/checkpoint"
 	coreengine "github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
@@ -62,6 +66,7 @@ func Serve() {
 	api.Set("nspPairs", jsFunc(e.nspPairs))
 	api.Set("samples", jsFunc(e.samples))
 	api.Set("embeddings", jsFunc(e.embeddings))
+	api.Set("explain", jsFunc(e.explain))
 	api.Set("trainStart", jsFunc(e.trainStart))
 	api.Set("trainStep", jsFunc(e.trainStep))
 	api.Set("trainStop", jsFunc(e.trainStop))
@@ -293,6 +298,33 @@ func (e *engine) embeddings(args []js.Value) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"layers": layers}, nil
+}
+
+// explain answers one explanation question (core/engine's Attributions, Lens, Ablation,
+// Importance or Neuron) of a request in JSON.
+func (e *engine) explain(args []js.Value) (any, error) {
+	if len(args) != 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeString {
+		return nil, fmt.Errorf("explain: want (kind, requestJSON)")
+	}
+	kind, body := args[0].String(), []byte(args[1].String())
+	if kind == "neuron" {
+		var r coreengine.NeuronRequest
+		if err := json.Unmarshal(body, &r); err != nil {
+			return nil, fmt.Errorf("explain neuron: %w", err)
+		}
+		return e.e.Neuron(r)
+	}
+	ask := map[string]func(explain.Request) (*explain.Report, error){
+		"attributions": e.e.Attributions, "lens": e.e.Lens, "ablation": e.e.Ablation, "importance": e.e.Importance,
+	}[kind]
+	if ask == nil {
+		return nil, fmt.Errorf("explain: kind %q: want attributions, lens, ablation, importance or neuron", kind)
+	}
+	var r explain.Request
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("explain %s: %w", kind, err)
+	}
+	return ask(r)
 }
 
 // trainStart prepares a training-lab run on a copy of the loaded model (which the other views

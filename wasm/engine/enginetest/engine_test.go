@@ -13,6 +13,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/explain"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
@@ -27,8 +28,8 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 8 {
-		t.Fatalf("want 8 lines from the engine, got:\n%s", out)
+	if len(lines) != 12 {
+		t.Fatalf("want 12 lines from the engine, got:\n%s", out)
 	}
 
 	f, err := checkpoint.LoadFolder(fixture)
@@ -131,6 +132,47 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 	}
 	if lines[7] != lines[0] {
 		t.Errorf("fillMask after the panic: %.200s, before it: %.200s", lines[7], lines[0])
+	}
+
+	// The explanation answers are the native engine's, up to float32 rounding.
+	eng, err := engine.New("tiny", f.Model, f.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIG, err := eng.Attributions(explain.Request{Text: text, Method: explain.MethodIG, Steps: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ig explain.Report
+	if err := json.Unmarshal([]byte(lines[8]), &ig); err != nil || ig.Attribution == nil {
+		t.Fatalf("explain attributions: %v: %.300s", err, lines[8])
+	}
+	if ig.Target.Index != wantIG.Target.Index || ig.Attribution.Steps != 8 || len(ig.Attribution.Scores) != len(wantIG.Attribution.Scores) {
+		t.Fatalf("explain attributions: wasm %+v for %+v, native %+v for %+v", ig.Attribution, ig.Target, wantIG.Attribution, wantIG.Target)
+	}
+	for i, w := range wantIG.Attribution.Scores {
+		if abs(ig.Attribution.Scores[i]-w) > 1e-4+1e-3*abs(w) {
+			t.Errorf("attribution %d: wasm %g, native %g", i, ig.Attribution.Scores[i], w)
+		}
+	}
+	wantN, err := eng.Neuron(engine.NeuronRequest{Text: text, Layer: 1, Head: 2, Query: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n explain.Neuron
+	if err := json.Unmarshal([]byte(lines[9]), &n); err != nil || len(n.Probs) != len(wantN.Probs) {
+		t.Fatalf("explain neuron: %v: %.300s", err, lines[9])
+	}
+	for j, w := range wantN.Probs {
+		if abs(n.Probs[j]-w) > 1e-5 {
+			t.Errorf("neuron row %d: wasm %g, native %g", j, n.Probs[j], w)
+		}
+	}
+	if !strings.Contains(lines[10], `"error":"explain: kind \"lime\"`) {
+		t.Errorf("an unknown kind: %s", lines[10])
+	}
+	if !strings.Contains(lines[11], `"error":"explain lens:`) {
+		t.Errorf("a request that is not JSON: %s", lines[11])
 	}
 }
 

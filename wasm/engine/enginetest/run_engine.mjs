@@ -1,6 +1,6 @@
 // Loads the page's wasm in Node (where it takes the engine's role) the way the page's worker does, hands it a model folder as bytes and
 // prints the JSON answers of fillMask, tokenize, steps, maskLab and nspPairs, one per line,
-// then load() with a bad argument and fillMask again.
+// then load() with a bad argument and fillMask again, then explain's answers.
 // usage: node run_engine.mjs WASM_EXEC_JS APP_WASM MODEL_DIR TEXT
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,4 +34,10 @@ console.log(globalThis.bertlab.nspPairs(3, 4));
 // with the model it has.
 console.log(globalThis.bertlab.load({ config: 5 }));
 console.log(globalThis.bertlab.fillMask(text, 5));
+// The explanation questions: integrated gradients over the text, and a neuron view, then a kind
+// the engine does not know and a request that is not JSON.
+console.log(globalThis.bertlab.explain('attributions', JSON.stringify({ text, method: 'ig', steps: 8 })));
+console.log(globalThis.bertlab.explain('neuron', JSON.stringify({ text, layer: 1, head: 2, query: 3 })));
+console.log(globalThis.bertlab.explain('lime', JSON.stringify({ text })));
+console.log(globalThis.bertlab.explain('lens', '{'));
 process.exit(0);
