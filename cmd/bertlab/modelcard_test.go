@@ -88,6 +88,7 @@ func TestModelCard(t *testing.T) {
 		"| The cat sat on the \\[MASK\\]. | ", "| A \\[MASK\\] sang in the tree. | ",
 		"## Fine-tuning\n\nSentiment: to come.",
 		"bertlab vocab ...\nbertlab pretrain ...",
+		"## Heads that look at the neighbours", "- **previous-token head: layer ", "| 1 | 1 | 0.",
 	} {
 		if !strings.Contains(card, want) {
 			t.Errorf("README.md lacks %q", want)

@@ -180,6 +180,17 @@ func Write(o Options, stdout io.Writer) error {
 		results = append(results, scoreCloze(c, r.Masks[0].Predictions))
 	}
 
+	var neighbours []pipeline.NeighbourShare
+	if o.Heldout != "" {
+		texts, err := firstSentences(o.Heldout, neighbourTexts)
+		if err != nil {
+			return err
+		}
+		if neighbours, err = pipeline.NeighbourHeads(shipped.Model, shipped.Tokenizer, texts); err != nil {
+			return err
+		}
+	}
+
 	var stats []corpusStats
 	for _, p := range []string{o.Train, o.Heldout} {
 		if p == "" {
@@ -212,7 +223,7 @@ func Write(o Options, stdout io.Writer) error {
 		return err
 	}
 	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, State: st, Meta: meta,
-		Eval: eval, EvalCmd: evalCmd, Cloze: results, Stats: stats, Recipe: recipeText, Extra: extraText}
+		Eval: eval, EvalCmd: evalCmd, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
 	if err := checkpoint.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
 		return err
 	}
@@ -297,6 +308,7 @@ type modelCard struct {
 	Eval            *train.MLMMetrics
 	EvalCmd         string
 	Cloze           []clozeResult
+	Neighbours      []pipeline.NeighbourShare
 	Stats           []corpusStats
 	Recipe, Extra   string
 }
@@ -424,6 +436,29 @@ func (c modelCard) markdown() string {
 		p("| %s | %s | %s | %s |\n", mdEscape(r.Text), predictionList(r.Predictions, true), mdEscape(strings.Join(r.Accept, ", ")), mark)
 	}
 	p("\n")
+
+	if len(c.Neighbours) > 0 {
+		prev, next := c.Neighbours[0], c.Neighbours[0]
+		for _, n := range c.Neighbours {
+			if n.Prev > prev.Prev {
+				prev = n
+			}
+			if n.Next > next.Next {
+				next = n
+			}
+		}
+		p("## Heads that look at the neighbours\n\n")
+		p("The mean attention weight each head puts on the token just before and just after a token,\n")
+		p("over the first %d sentences of the held-out text (uniform attention over a 30-token sentence\n", neighbourTexts)
+		p("would give about 0.03). See them in the page's Attention view:\n\n")
+		p("- **previous-token head: layer %d, head %d** (%.2f of its attention on the previous token)\n", prev.Layer, prev.Head, prev.Prev)
+		p("- **next-token head: layer %d, head %d** (%.2f on the next token)\n\n", next.Layer, next.Head, next.Next)
+		p("| layer | head | previous token | next token |\n|---:|---:|---:|---:|\n")
+		for _, n := range c.Neighbours {
+			p("| %d | %d | %.3f | %.3f |\n", n.Layer, n.Head, n.Prev, n.Next)
+		}
+		p("\n")
+	}
 
 	if c.Extra != "" {
 		p("%s\n\n", c.Extra)
@@ -556,4 +591,30 @@ func clozeShare(rs []clozeResult) (float64, int) {
 		return 0, 0
 	}
 	return float64(hits) / float64(n), n
+}
+
+// neighbourTexts is how many held-out sentences the card's neighbour-head figures average over.
+const neighbourTexts = 300
+
+// firstSentences reads the first n non-empty lines (sentences) of a pre-training text file.
+func firstSentences(path string, n int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	docs, err := dataset.ParsePretrain(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []string
+	for _, d := range docs {
+		for _, s := range d.Sentences {
+			if len(out) == n {
+				return out, nil
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
