@@ -35,7 +35,7 @@ run: build wasm
 	@if ! ls assets/models/*/config.json >/dev/null 2>&1; then \
 	  $(BERTLAB) init --preset tiny --vocab core/tokenizer/testdata/bert-base-uncased --seed 1 --out $(DEMO_PAGE_MODEL) && \
 	  echo "Random weights: the predictions are noise. For a real BERT, open Models and load a HuggingFace BERT folder (config.json, vocab.txt, model.safetensors), or pre-train a tiny one in the Training lab." > $(DEMO_PAGE_MODEL)/note.txt; fi
-	$(GO) run ./ui/modelindex assets/models
+	$(GO) run ./cmd/modelindex assets/models
 	@d=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
 	echo "the page's default model $$d: model.safetensors $$(wc -c < $$d/model.safetensors) bytes, $$(gzip -9c $$d/model.safetensors | wc -c) gzipped"
 	@m="$(MODEL)"; [ -n "$$m" ] || m=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
@@ -115,7 +115,7 @@ bench-go:
 # Short runs of every fuzz target (seed corpora live in testdata/fuzz/ and run in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert ./core/train ./tinydata ./tinydata/internal/build ./api; do \
+	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert ./core/train ./tinydata ./internal/tinydatabuild ./api; do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test $$pkg -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) || exit 1; done; done
 

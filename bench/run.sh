@@ -4,7 +4,7 @@
 # Installs the peers it needs when missing (Debian: python3-numpy, libopenblas0-pthread,
 # python3-torch; npm: onnxruntime-node and onnxruntime-web into bench/node_modules, with
 # --ignore-scripts), prints one line for each peer it skips and why, measures, and prints the
-# table (bench/bertbench table). Raw figures go to bench/out/results.txt.
+# table (cmd/bertbench table). Raw figures go to bench/out/results.txt.
 #
 # Environment: GO (go command), BENCH_REPS (repetitions, default 7; Base and training use
 # fewer), BENCH_LARGE=0 skips BERT-Large, BENCH_BUDGET_S (default 480: BERT-Large is skipped
@@ -63,17 +63,17 @@ fi
 
 # --- build bertlab's side -------------------------------------------------------------------
 step "build"
-$GO build -o "$OUT/bertbench" ./bench/bertbench || exit 1
+$GO build -o "$OUT/bertbench" ./cmd/bertbench || exit 1
 WASM=0
 if command -v node >/dev/null; then
-  GOOS=js GOARCH=wasm $GO build -o "$OUT/bertbench.wasm" ./bench/bertbench && WASM=1
+  GOOS=js GOARCH=wasm $GO build -o "$OUT/bertbench.wasm" ./cmd/bertbench && WASM=1
 fi
 WASMRUN="node --no-liftoff $($GO env GOROOT)/lib/wasm/wasm_exec_node.js $OUT/bertbench.wasm"
 [ $WASM = 0 ] && command -v node >/dev/null && skip "bertlab wasm: GOOS=js GOARCH=wasm build failed"
 # The page's engine.wasm: the same code built with the simd package (wasm SIMD, 4 float32 lanes).
 SIMD=0
 if command -v node >/dev/null; then
-  env $SIMD_ENV GOOS=js GOARCH=wasm $GO build -o "$OUT/bertbench-simd.wasm" ./bench/bertbench 2>"$OUT/simd-build.log" && SIMD=1
+  env $SIMD_ENV GOOS=js GOARCH=wasm $GO build -o "$OUT/bertbench-simd.wasm" ./cmd/bertbench 2>"$OUT/simd-build.log" && SIMD=1
   [ $SIMD = 0 ] && skip "bertlab wasm-simd: $SIMD_ENV build failed (see $OUT/simd-build.log)"
 fi
 [ $SIMD = 1 ] && SIMDRUN="node --no-liftoff $(env $SIMD_ENV $GO env GOROOT)/lib/wasm/wasm_exec_node.js $OUT/bertbench-simd.wasm"

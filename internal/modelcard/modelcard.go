@@ -25,7 +25,7 @@ import (
 const (
 	CardFile      = "README.md"
 	LossCurveFile = "loss.png"
-	NoteFile      = "note.txt" // one line, shown on the page under the header (ui/modelindex)
+	NoteFile      = "note.txt" // one line, shown on the page under the header (cmd/modelindex)
 )
 
 // MaxShippedWeights bounds model.safetensors of the built-in model, which the page downloads.

@@ -13,7 +13,7 @@ ROUNDS=${2:-3}
 mkdir -p "$OUT"
 go build -o "$OUT/bertlab" ./cmd/bertlab
 [ -f "$OUT/vocab/vocab.txt" ] || "$OUT/bertlab" vocab --data tinydata/pretrain/train.txt --size 8000 --min-frequency 2 --out "$OUT/vocab"
-[ -f "$OUT/tref/train.bin" ] || go run ./scripts/pretrainref/dump --vocab "$OUT/vocab" --steps 400 --batch 8 --out "$OUT/tref"
+[ -f "$OUT/tref/train.bin" ] || go run ./cmd/pretrainref-dump --vocab "$OUT/vocab" --steps 400 --batch 8 --out "$OUT/tref"
 peer() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE "$@"; }
 run_b() { # preset steps
   rm -rf "$OUT/run"

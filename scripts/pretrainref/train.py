@@ -2,7 +2,7 @@
 # (post-LayerNorm, exact GELU, eps 1e-12, N(0, 0.02), tied decoder), the position embeddings
 # started from sinusoids as `bertlab pretrain --position-init sinusoidal`, no dropout, AdamW as
 # HF's Trainer (no decay on biases and LayerNorm; linear warm-up over 4% then linear decay;
-# clipping 1.0), on the very batches bertlab's recipe draws (scripts/pretrainref/dump). It tells
+# clipping 1.0), on the very batches bertlab's recipe draws (cmd/pretrainref-dump). It tells
 # a training bug from a recipe too weak for its budget: see scripts/PRETRAIN.md.
 #
 #   /usr/bin/python3 scripts/pretrainref/train.py PRESET SCHEDULE_STEPS RUN_STEPS LR [THREADS] [DIR]

@@ -124,7 +124,7 @@ func site(t *testing.T, models map[string]*folder) string {
 		}
 		f.Dir = out
 	}
-	cmd := exec.Command("go", "run", "./ui/modelindex", filepath.Join(dir, "models"))
+	cmd := exec.Command("go", "run", "./cmd/modelindex", filepath.Join(dir, "models"))
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("modelindex: %v\n%s", err, out)

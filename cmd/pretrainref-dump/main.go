@@ -4,7 +4,7 @@
 // (scripts/pretrainref/train.py). Each file is: B, S, then input_ids, labels (-100 where
 // nothing is predicted) and attention_mask, each [B, S].
 //
-//	go run ./scripts/pretrainref/dump --vocab DIR --steps 4800 --batch 8 --out /tmp/tref
+//	go run ./cmd/pretrainref-dump --vocab DIR --steps 4800 --batch 8 --out /tmp/tref
 package main
 
 import (
