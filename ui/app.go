@@ -130,6 +130,8 @@ type App struct {
 	neuronKey   string
 	// Why is the "Why?" view's state (why.go).
 	Why WhyLab
+	// Compare is the "Compare" view's state (compare.go).
+	Compare CompareLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 
@@ -258,6 +260,7 @@ func (a *App) setRoute(r Route) {
 	a.setPairRoute(r)
 	a.Emb.setRoute(r)
 	a.Why.setRoute(r)
+	a.Compare.setRoute(r)
 }
 
 func (a *App) route() Route {
@@ -265,6 +268,7 @@ func (a *App) route() Route {
 	a.pairRoute(&r)
 	a.Emb.route(&r)
 	a.Why.route(&r)
+	a.Compare.route(&r)
 	a.Training.route(&r)
 	return r
 }
@@ -348,6 +352,8 @@ func (a *App) SetView(v string) {
 		a.fetchEmbeddings()
 	case v == ViewWhy:
 		a.fetchWhy()
+	case v == ViewCompare:
+		a.fetchCompare()
 	}
 }
 
@@ -505,6 +511,8 @@ func (a *App) refresh() {
 					a.fetchLab()
 				case ViewWhy:
 					a.fetchWhy()
+				case ViewCompare:
+					a.fetchCompare()
 				}
 			}
 		})

@@ -82,6 +82,9 @@ type Route struct {
 	IGSteps  int
 	Baseline string
 	Off      []explain.Head
+	// "Compare" view (compare.go): sentence 2 ("&c="); Layer and Head pick the head whose
+	// attention difference is drawn.
+	Compare string
 }
 
 // ParseRoute reads a location.hash ("#mask?text=..."); what it cannot read keeps its default.
@@ -93,7 +96,7 @@ func ParseRoute(hash string) (Route, bool) {
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
 	switch view {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy, ViewCompare:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
@@ -144,6 +147,7 @@ func ParseRoute(hash string) (Route, bool) {
 		r.Baseline = "pad"
 	}
 	r.Off = parseHeads(q.Get("off"))
+	r.Compare = cleanSentence(q.Get("c"))
 	r.Layer, r.Head, r.Token, r.Step, r.Seed, r.Sample = max(r.Layer, 0), max(r.Head, 0), max(r.Token, 0), max(r.Step, 0), max(r.Seed, 0), max(r.Sample, 0)
 	return r, q.Has("text")
 }
@@ -189,7 +193,7 @@ func (r Route) Hash() string {
 	var b strings.Builder
 	view := ViewMask
 	switch r.View {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy, ViewCompare:
 		view = r.View
 	}
 	if r.Lesson > 0 && r.Lesson <= len(Lessons) {
@@ -260,6 +264,11 @@ func (r Route) Hash() string {
 		if len(r.Off) > 0 {
 			b.WriteString("&off=" + heads(r.Off))
 		}
+	case ViewCompare:
+		if r.Compare != "" {
+			b.WriteString("&c=" + esc(r.Compare))
+		}
+		fmt.Fprintf(&b, "&layer=%d&head=%d", r.Layer, r.Head)
 	case ViewTrain:
 		if r.Task != "" {
 			b.WriteString("&task=" + esc(r.Task))
