@@ -25,6 +25,9 @@ func (c *CompareView) keydown(e vugu.DOMEvent) {
 	}
 }
 
+// sentence1 is sentence 1 as compared: the page's sentence with its masked words as [MASK].
+func (c *CompareView) sentence1() string { return c.App.MaskedText }
+
 func (c *CompareView) optClass(on bool) string {
 	if on {
 		return "opt active"
@@ -82,17 +85,25 @@ func (c *CompareView) belowAttr(r CompareRow) string {
 	return ""
 }
 
+// sig3 is p as a percentage to 3 significant digits: a small model's probabilities near
+// 1/vocabulary still show how they differ.
+func sig3(p float64) string { return strconv.FormatFloat(100*p, 'g', 3, 64) + "%" }
+
 // probText is p as a percentage, or "≤ p" when the candidate is beyond the sentence's listed
 // predictions (p is then the last listed one).
 func (c *CompareView) probText(p float64, below bool) string {
 	if below {
-		return "≤ " + percent(p)
+		return "≤ " + sig3(p)
 	}
-	return percent(p)
+	return sig3(p)
 }
 
+// diffText is p2 − p1 in percentage points, to 3 significant digits; "≈" when one side is a bound.
 func (c *CompareView) diffText(r CompareRow) string {
-	d := fmt.Sprintf("%+.2f pts", 100*r.Diff())
+	d := strconv.FormatFloat(100*r.Diff(), 'g', 3, 64) + " pts"
+	if r.Diff() >= 0 {
+		d = "+" + d
+	}
 	if r.Below1 || r.Below2 {
 		return "≈ " + d
 	}

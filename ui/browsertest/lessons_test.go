@@ -512,6 +512,7 @@ func TestLessonsPhone(t *testing.T) {
 		{"masking", "#masking?text=" + text + "&seed=1", `document.querySelector('.lab')`},
 		{"embeddings", "#embeddings", `document.querySelector('.embmap canvas')`},
 		{"why", "#why?text=" + text + "&masks=4&method=ig&igsteps=8&off=0.1", `document.querySelector('.lenschart canvas') && document.querySelectorAll('.attr').length > 0`},
+		{"compare", "#compare?text=" + text + "&masks=4&c=The%20woman%20went%20to%20the%20[MASK]%20to%20buy%20a%20bag%20of%20rice%20today.&layer=1&head=1", `document.querySelector('.cmpmap canvas') && document.querySelectorAll('tr.cmprow').length > 0`},
 		{"neuron", "#attention?text=" + text + "&layer=0&head=0&show=lines&query=2", `document.querySelector('.neuronview canvas')`},
 		{"train", "#train?text=x&task=sentiment", `document.querySelector('[data-role="train"]')`},
 		{"models", "#models", `document.querySelector('.modelcard')`},
