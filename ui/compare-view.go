@@ -62,7 +62,7 @@ func (c *CompareView) maskNote() string {
 }
 
 func (c *CompareView) maskTitle(i int) string {
-	return fmt.Sprintf("mask %d: the top %d of either sentence, largest change first", i+1, compareTopK)
+	return fmt.Sprintf("mask %d: the top %d of either sentence, largest change first (≤: beyond the sentence's top %d)", i+1, compareTopK, pipeline.MaxTopK)
 }
 
 func (c *CompareView) rows(i int) []CompareRow {
