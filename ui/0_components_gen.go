@@ -804,12 +804,12 @@ func (c *CompareView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "p2"}
 												vgparent.AppendChild(vgn)
 											}
-											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute(nil)}
+											vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "th", Attr: []vugu.VGAttribute{{Namespace: "", Key: "title", Val: "the change in percentage points"}}}
 											vgparent.AppendChild(vgn)
 											{
 												vgparent := vgn
 												_ = vgparent
-												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "p2 − p1"}
+												vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "p2 − p1 (pts)"}
 												vgparent.AppendChild(vgn)
 											}
 										}

@@ -100,12 +100,12 @@ func (c *CompareView) probText(p float64, below bool) string {
 
 // diffText is p2 − p1 in percentage points, to 3 significant digits; "≈" when one side is a bound.
 func (c *CompareView) diffText(r CompareRow) string {
-	d := strconv.FormatFloat(100*r.Diff(), 'g', 3, 64) + " pts"
+	d := strconv.FormatFloat(100*r.Diff(), 'g', 3, 64)
 	if r.Diff() >= 0 {
 		d = "+" + d
 	}
 	if r.Below1 || r.Below2 {
-		return "≈ " + d
+		return "≈" + d
 	}
 	return d
 }
@@ -155,10 +155,20 @@ func (c *CompareView) sameLength() bool {
 func (c *CompareView) attNote() string {
 	a, _ := c.matrix(1)
 	b, _ := c.matrix(2)
-	if c.sameLength() {
-		return fmt.Sprintf("Layer %d, head %d: sentence 2's attention minus sentence 1's, token by token (both have %d tokens). Red: sentence 2 attends more; blue: less. Rows are the queries, columns the keys; the row labels are sentence 1's tokens, the column labels sentence 2's.", c.layer(), c.head(), len(a))
+	cut := ""
+	for s, att := range [][]pipeline.AttentionResult{c.App.Compare.Att1, c.App.Compare.Att2} {
+		if len(att) > 0 && att[0].Truncated {
+			cut += fmt.Sprintf("Sentence %d was cut to the model's %d positions. ", s+1, len(att[0].Tokens))
+		}
 	}
-	return fmt.Sprintf("Layer %d, head %d: sentence 1 has %d tokens and sentence 2 has %d, so no token-by-token difference can be drawn; here is each sentence's own attention.", c.layer(), c.head(), len(a), len(b))
+	return cut + c.attText(len(a), len(b))
+}
+
+func (c *CompareView) attText(n1, n2 int) string {
+	if c.sameLength() {
+		return fmt.Sprintf("Layer %d, head %d: sentence 2's attention minus sentence 1's, token by token (both have %d tokens). Red: sentence 2 attends more; blue: less. Rows are the queries, columns the keys; the row labels are sentence 1's tokens, the column labels sentence 2's.", c.layer(), c.head(), n1)
+	}
+	return fmt.Sprintf("Layer %d, head %d: sentence 1 has %d tokens and sentence 2 has %d, so no token-by-token difference can be drawn; here is each sentence's own attention.", c.layer(), c.head(), n1, n2)
 }
 
 func (c *CompareView) drawKey(what string) string {

@@ -35,7 +35,7 @@ func TestBadText(t *testing.T) {
 	wait(t, ctx, 30*time.Second, "the empty text's hint",
 		settled+` && `+noError+` && document.querySelector('[data-role="blank"]') && document.querySelectorAll('button.word').length === 0 && document.querySelectorAll('.card').length === 0`)
 	screenshot(t, ctx, "mask-view-empty")
-	for _, tab := range []string{"attention", "steps", "masking", "embeddings", "mask"} {
+	for _, tab := range []string{"attention", "steps", "masking", "embeddings", "compare", "mask"} {
 		do(t, ctx, 10*time.Second, "opening "+tab+" with no text", chromedp.Click(chromedp.CSS(`button[data-tab="`+tab+`"]`)))
 		wait(t, ctx, 30*time.Second, tab+" with no text, without an error", settled+` && `+noError)
 	}
