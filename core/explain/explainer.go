@@ -270,6 +270,22 @@ func topK(r Request) (int, error) {
 	return r.TopK, nil
 }
 
+// maskedReport is maskedLM with the report it starts: the tokens, and the target when the
+// request names one.
+func (e *Explainer) maskedReport(r Request, what string) (*encoded, int, *Report, error) {
+	x, k, err := e.maskedLM(r, what)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	rep := &Report{Tokens: x.tokens}
+	if r.Target != "" {
+		if rep.Target, err = e.resolve(r, x); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	return x, k, rep, nil
+}
+
 // maskedLM checks that the request can be answered by the MLM head at the text's masks.
 func (e *Explainer) maskedLM(r Request, what string) (*encoded, int, error) {
 	if e.Model.Bert.MLM == nil {
@@ -292,15 +308,9 @@ func (e *Explainer) maskedLM(r Request, what string) (*encoded, int, error) {
 // Lens answers the logit lens at every [MASK] of the text; the candidate is the target word
 // when the request names one.
 func (e *Explainer) Lens(r Request) (*Report, error) {
-	x, k, err := e.maskedLM(r, "the logit lens")
+	x, k, rep, err := e.maskedReport(r, "the logit lens")
 	if err != nil {
 		return nil, err
-	}
-	rep := &Report{Tokens: x.tokens}
-	if r.Target != "" {
-		if rep.Target, err = e.resolve(r, x); err != nil {
-			return nil, err
-		}
 	}
 	if rep.Lens, err = e.lens(x, k, rep.Target); err != nil {
 		return nil, err
@@ -363,15 +373,9 @@ func (e *Explainer) ablation(x *encoded, k int, off []Head) (*Ablation, error) {
 // Importance answers head importance for the text's masked-LM loss: the label at each [MASK]
 // is the target word where the request names one, else the model's top prediction there.
 func (e *Explainer) Importance(r Request) (*Report, error) {
-	x, _, err := e.maskedLM(r, "head importance")
+	x, _, rep, err := e.maskedReport(r, "head importance")
 	if err != nil {
 		return nil, err
-	}
-	rep := &Report{Tokens: x.tokens}
-	if r.Target != "" {
-		if rep.Target, err = e.resolve(r, x); err != nil {
-			return nil, err
-		}
 	}
 	if rep.Importance, err = e.importance(x, rep.Target); err != nil {
 		return nil, err
