@@ -65,9 +65,17 @@ func TestPretrainLab(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('[data-role="mlm-vocabulary"] .vtok').length`); n < 500 || n > lab.MLMDefaultVocab {
 		t.Errorf("the vocabulary shows %d tokens", n)
 	}
-	// A click while training runs is answered (the worker trains, the page draws).
+	// A click while training runs is answered (the worker trains, the page draws): the
+	// vocabulary opens, and the run was still training when it did (the state is recorded at the
+	// toggle, so a slow machine cannot turn the check into a race with the run's end).
+	do(t, ctx, 10*time.Second, "watching the vocabulary", chromedp.Evaluate[chromedp.Void](`document.addEventListener('toggle', (e) => {
+		if (e.target.matches('[data-role="mlm-vocabulary"]') && !window.bertlabVocabToggle) window.bertlabVocabToggle = {open: e.target.open, state: document.querySelector('.trainview').dataset.state};
+	}, true)`))
 	do(t, ctx, 10*time.Second, "opening the vocabulary", chromedp.Click(chromedp.CSS(`[data-role="mlm-vocabulary"] summary`)))
-	wait(t, ctx, 5*time.Second, "the vocabulary open", `document.querySelector('[data-role="mlm-vocabulary"]').open && document.querySelector('.trainview').dataset.state === 'running'`)
+	wait(t, ctx, 60*time.Second, "the vocabulary open", `window.bertlabVocabToggle && document.querySelector('[data-role="mlm-vocabulary"]').open`)
+	if tg := eval[map[string]any](t, ctx, `window.bertlabVocabToggle`); tg["open"] != true || tg["state"] != "running" {
+		t.Errorf("the vocabulary toggled %v while the run was %v, want open while running", tg["open"], tg["state"])
+	}
 	screenshot(t, ctx, "pretrain-lab-running")
 
 	wait(t, ctx, 300*time.Second, "the end of the run", `document.querySelector('.trainview').dataset.state === 'done'`)
