@@ -32,6 +32,7 @@ func main() {
 		return
 	}
 	defer renderer.Release()
+	guardRenders()
 	env := renderer.EventEnv()
 	buildEnv, err := vugu.NewBuildEnv(env)
 	if err != nil {
