@@ -75,7 +75,7 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 
 func printConfig(w io.Writer, c bert.Config) {
 	fmt.Fprintf(w, "config      %d layers, hidden %d, %d heads, intermediate %d, vocab %d, %d positions (%s), act %s, eps %g\n",
-		c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize, c.VocabSize, c.MaxPositionEmbeddings, positionType(c), c.HiddenAct, c.LayerNormEps)
+		c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize, c.VocabSize, c.MaxPositionEmbeddings, c.Positions(), c.HiddenAct, c.LayerNormEps)
 	if c.Relative() {
 		fmt.Fprintf(w, "note        %s positions load in transformers 4.x only (transformers 5 removed them from BERT)\n", c.PositionEmbeddingType)
 	}

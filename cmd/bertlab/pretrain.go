@@ -66,6 +66,9 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	wHard := fs.Float64("distil-hard", 1, "with --teacher: weight of the masked-LM cross-entropy with the labels")
 	wSoft := fs.Float64("distil-soft", 1, "with --teacher: weight of the KL divergence from the teacher's masked-LM distributions")
 	wAttn := fs.Float64("distil-attention", 1, "with --teacher: weight of the KL divergence from the teacher's attention rows, head by head")
+	neighbours := fs.String("neighbour-heads", "", "an auxiliary loss pulling these heads toward a neighbour token, such as 0.0-1,0.1+1 (layer.head and offset), for --neighbour-steps steps (masked LM only: --no-nsp)")
+	nWeight := fs.Float64("neighbour-weight", 1, "with --neighbour-heads: weight of the mean KL divergence of those heads' rows from one-hot rows on the neighbour")
+	nSteps := fs.Int("neighbour-steps", 2000, "with --neighbour-heads: the loss applies to the run's first N steps")
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
@@ -114,6 +117,12 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		pc.Warmup = *warmup
 	}
 	pc.Seed, pc.NoDropout, pc.OutDir, pc.SaveEvery, pc.KeepCheckpoints, pc.EvalEvery = *seed, *noDropout, *out, *saveEvery, *keep, *evalEvery
+	if *neighbours != "" {
+		if pc.Neighbours.Heads, err = train.ParseNeighbourHeads(*neighbours); err != nil {
+			return usageErr("--neighbour-heads: %v", err)
+		}
+		pc.Neighbours.Weight, pc.Neighbours.Steps = *nWeight, *nSteps
+	}
 
 	// The model and its tokenizer: from the latest checkpoint, a folder, or a preset.
 	latest, err := train.LatestCheckpoint(*out)
@@ -175,8 +184,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *resume && flagSet(fs, "position-embedding-type") && positionType(p.Model.Config) != *posType {
-		return usageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, positionType(p.Model.Config))
+	if *resume && flagSet(fs, "position-embedding-type") && p.Model.Config.Positions() != *posType {
+		return usageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, p.Model.Config.Positions())
 	}
 	given := flagSet(fs, "distil-hard") || flagSet(fs, "distil-soft") || flagSet(fs, "distil-attention")
 	teacher, err := p.SetupDistil(*out, *resume, train.TeacherRecord{Dir: *teacherDir,
@@ -197,14 +206,14 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
 	fmt.Fprintf(stdout, "pre-training %d layers, hidden %d, %s positions, %s parameters on %d examples an epoch (%d instances of at most %d tokens, %s, %s masking)\n",
-		mc.NumHiddenLayers, mc.HiddenSize, positionType(mc), human.Commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, dc.MaskingName())
+		mc.NumHiddenLayers, mc.HiddenSize, mc.Positions(), human.Commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, dc.MaskingName())
 	if *resume {
 		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
 	}
 	if teacher != nil {
 		tc, w := p.Teacher.Model.Config, p.Teacher.Weights
 		fmt.Fprintf(stdout, "distilling %s (%d layers, hidden %d, %s positions): loss %g·masked LM + %g·KL(teacher MLM) + %g·KL(teacher attention), student layer l from teacher layer %v\n",
-			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, positionType(tc), w.Hard, w.Soft, w.Attention, p.Teacher.LayerOf)
+			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, tc.Positions(), w.Hard, w.Soft, w.Attention, p.Teacher.LayerOf)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -254,12 +263,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// positionType is the config's position_embedding_type as it acts ("" is absolute).
-func positionType(c bert.Config) string {
-	if c.PositionEmbeddingType == "" {
-		return bert.PositionAbsolute
-	}
-	return c.PositionEmbeddingType
 }

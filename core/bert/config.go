@@ -115,6 +115,14 @@ func (c Config) Relative() bool {
 	return c.PositionEmbeddingType == PositionRelativeKey || c.PositionEmbeddingType == PositionRelativeKeyQuery
 }
 
+// Positions is the config's position_embedding_type as it acts: "" is absolute.
+func (c Config) Positions() string {
+	if c.PositionEmbeddingType == "" {
+		return PositionAbsolute
+	}
+	return c.PositionEmbeddingType
+}
+
 // HeadDim is HiddenSize / NumAttentionHeads.
 func (c Config) HeadDim() int { return c.HiddenSize / c.NumAttentionHeads }
 

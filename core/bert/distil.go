@@ -21,7 +21,8 @@ type DistilTargets struct {
 	MLM []float32
 	// Attentions are the teacher's attention probabilities, one [B, A, S, S] tensor for each
 	// layer of the student (from the teacher layer it learns from); nil leaves the attention
-	// term out.
+	// term out. A row of zeros leaves that query of that head free: no loss and no gradient
+	// (the mean still counts it), so a target can name only some heads (train.NeighbourPrior).
 	Attentions []*tensor.Tensor
 }
 
@@ -46,7 +47,9 @@ type DistilLosses struct {
 }
 
 // attnDistil is the attention term's part of the backward: d loss / d scaled scores of the
-// student's rows gets scale·(student row − teacher row), the gradient of scale·KL(t ‖ softmax).
+// student's rows gets scale·(Σt·student row − teacher row), the gradient of scale·KL(t ‖
+// softmax). A teacher row sums to 1, or to 0: a row of zeros leaves that query of that head
+// free (no loss, no gradient), which is how a target names only some heads or queries.
 type attnDistil struct {
 	targets []*tensor.Tensor // per layer [B, A, S, S]
 	scale   float32          // weight / number of rows in the mean
@@ -62,8 +65,15 @@ func (d *attnDistil) addGrad(l, bh, A int, mask []int, ds, p []float32, S int) {
 			continue
 		}
 		row, pr, tr := ds[i*S:(i+1)*S], p[i*S:(i+1)*S], t[i*S:(i+1)*S]
+		var sum float32
+		for _, v := range tr {
+			sum += v
+		}
+		if sum == 0 {
+			continue
+		}
 		for j := range row {
-			row[j] += d.scale * (pr[j] - tr[j])
+			row[j] += d.scale * (sum*pr[j] - tr[j])
 		}
 	}
 }

@@ -109,12 +109,14 @@ func TestDistilMatchesFiniteDifferences(t *testing.T) {
 		pos     string
 		dropout bool
 		w       DistilWeights
+		partial bool // head 1 of every layer and every third query of the others free (rows of zeros)
 	}{
-		{"all terms", PositionAbsolute, false, DistilWeights{Hard: 1, Soft: 1, Attention: 1}},
-		{"all terms dropout", PositionAbsolute, true, DistilWeights{Hard: 0.5, Soft: 1, Attention: 3}},
-		{"soft only", PositionAbsolute, false, DistilWeights{Soft: 1}},
-		{"attention only", PositionAbsolute, true, DistilWeights{Attention: 1}},
-		{"relative_key_query student", PositionRelativeKeyQuery, true, DistilWeights{Hard: 1, Soft: 1, Attention: 1}},
+		{"all terms", PositionAbsolute, false, DistilWeights{Hard: 1, Soft: 1, Attention: 1}, false},
+		{"all terms dropout", PositionAbsolute, true, DistilWeights{Hard: 0.5, Soft: 1, Attention: 3}, false},
+		{"soft only", PositionAbsolute, false, DistilWeights{Soft: 1}, false},
+		{"attention only", PositionAbsolute, true, DistilWeights{Attention: 1}, false},
+		{"relative_key_query student", PositionRelativeKeyQuery, true, DistilWeights{Hard: 1, Soft: 1, Attention: 1}, false},
+		{"attention on some heads and rows", PositionAbsolute, false, DistilWeights{Hard: 1, Attention: 2}, true},
 	}
 	for ti, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +124,18 @@ func TestDistilMatchesFiniteDifferences(t *testing.T) {
 			b, labels, _ := gradCheckBatch()
 			rng := rand.New(rand.NewPCG(uint64(ti), 7))
 			targets := distilTargets(m.Config, b, labels, rng)
+			if tc.partial {
+				S, A := b.S, m.Config.NumAttentionHeads
+				for _, at := range targets.Attentions {
+					for bh := range b.B * A {
+						for i := range S {
+							if bh%A == 1 || i%3 == 0 {
+								clear(at.Data[(bh*S+i)*S : (bh*S+i+1)*S])
+							}
+						}
+					}
+				}
+			}
 			opt := TrainOptions{Dropout: tc.dropout, Seed: uint64(200 + ti)}
 			a, err := m.ForwardTrain(b, opt) // the same masks as ForwardBackwardDistil draws
 			if err != nil {

@@ -80,6 +80,9 @@ func (p *Pretrainer) Distil(t *Teacher) error {
 	if task := p.Data.Config.Instances.Task; task != NoSentenceTask {
 		return fmt.Errorf("distil: the data's %s task has no place in the distillation loss: pre-train with no sentence task", task)
 	}
+	if len(p.Config.Neighbours.Heads) > 0 {
+		return fmt.Errorf("distil: a run with the neighbour prior takes no teacher: the teacher's attention is the prior")
+	}
 	if _, err := NewTeacher(t.Model, p.Model, t.Weights); err != nil {
 		return err
 	}

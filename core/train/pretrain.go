@@ -44,6 +44,9 @@ type PretrainConfig struct {
 	// EvalEvery evaluates on Pretrainer.Eval every this many steps and at the end (0: only at
 	// the end, and never without Eval).
 	EvalEvery int
+	// Neighbours, when it names heads, adds NeighbourPrior's loss to the first steps (masked
+	// LM only: the data must have no sentence task).
+	Neighbours NeighbourPrior
 }
 
 // DefaultPretrain is BERT's recipe scaled to a small run: batch 32, peak learning rate 1e-4
@@ -99,9 +102,10 @@ type Pretrainer struct {
 	// Teacher, when set (Distil), is the frozen model the steps distil into Model.
 	Teacher *Teacher
 
-	grads     *bert.Grads
-	started   time.Time // this session's first step
-	newTokens int64     // tokens of this session
+	grads        *bert.Grads
+	priorTargets []*tensor.Tensor // NeighbourPrior's targets, reused between steps
+	started      time.Time        // this session's first step
+	newTokens    int64            // tokens of this session
 }
 
 // NewPretrainer starts a run of m on data. The model needs the MLM head, and the pooler and
@@ -118,6 +122,12 @@ func NewPretrainer(m *bert.Model, tok *tokenizer.Tokenizer, data *PretrainData, 
 	}
 	if data.Config.Instances.Task != NoSentenceTask && (m.NSP == nil || m.Pooler == nil) {
 		return nil, fmt.Errorf("pretrain: the %s task needs the pooler and the NSP head (cls.seq_relationship), which the model lacks", data.Config.Instances.Task)
+	}
+	if err := c.Neighbours.check(m.Config); err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	if len(c.Neighbours.Heads) > 0 && data.Config.Instances.Task != NoSentenceTask {
+		return nil, fmt.Errorf("pretrain: the neighbour prior is a masked-LM loss; the data's %s task has no place in it: pre-train with no sentence task", data.Config.Instances.Task)
 	}
 	if tok != nil && tok.Vocab().Len() != m.Config.VocabSize {
 		return nil, fmt.Errorf("pretrain: vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), m.Config.VocabSize)
@@ -167,8 +177,12 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 		}
 		opt := bert.TrainOptions{Dropout: !c.NoDropout, Seed: mix64(mix64(c.Seed^uint64(p.State.Step)) ^ uint64(a))}
 		var l bert.Losses
-		if p.Teacher != nil {
-			dl, err := p.distilStep(b, opt)
+		if p.Teacher != nil || c.Neighbours.Active(p.State.Step) {
+			step := p.distilStep
+			if p.Teacher == nil {
+				step = p.priorStep
+			}
+			dl, err := step(b, opt)
 			if err != nil {
 				return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
 			}
