@@ -109,13 +109,13 @@ bench-wasm:
 
 # The Go benchmarks (per-kernel GEMM, forward allocations, training step), natively and as wasm in Node.
 bench-go:
-	$(GO) test -run='^$$' -bench=. -benchtime=20x ./core/tensor/ ./core/bert/ ./core/checkpoint/ ./core/tokenizer/ ./core/train/
+	$(GO) test -run='^$$' -bench=. -benchtime=20x ./core/tensor/ ./core/bert/ ./core/hf/ ./core/tokenizer/ ./core/train/
 	PATH="$(WASM_EXEC):$$PATH" GOOS=js GOARCH=wasm $(GO) test -run='^$$' -bench='ForwardBackward/(tiny|mini)' -benchtime=3x ./core/bert/
 
 # Short runs of every fuzz target (seed corpora live in testdata/fuzz/ and run in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./core/checkpoint ./core/tokenizer ./core/bert ./core/train ./tinydata ./internal/tinydatabuild ./api; do \
+	@for pkg in ./core/hf ./core/tokenizer ./core/bert ./core/train ./tinydata ./internal/tinydatabuild ./api; do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test $$pkg -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) || exit 1; done; done
 

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
@@ -38,7 +38,7 @@ type testModel struct {
 }
 
 var loadFixture = sync.OnceValues(func() (testModel, error) {
-	f, err := checkpoint.LoadFolder(fixture)
+	f, err := hf.LoadFolder(fixture)
 	if err != nil {
 		return testModel{}, err
 	}

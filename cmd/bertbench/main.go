@@ -31,7 +31,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
 )
 
@@ -236,7 +236,7 @@ func benchLarge(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("large: -dir is required")
 	}
-	path := dir + "/" + checkpoint.WeightsFile
+	path := dir + "/" + hf.WeightsFile
 	if _, err := os.Stat(path); err != nil {
 		c, err := bert.Preset("large")
 		if err != nil {
@@ -246,7 +246,7 @@ func benchLarge(dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := checkpoint.SaveFolder(dir, m, nil, checkpoint.SaveOptions{}); err != nil {
+		if err := hf.SaveFolder(dir, m, nil, hf.SaveOptions{}); err != nil {
 			return err
 		}
 		m = nil
@@ -282,7 +282,7 @@ func benchLarge(dir string) error {
 
 // largeLoad loads dir's model and prints the seconds it took and the process's peak RSS in bytes.
 func largeLoad(dir string) error {
-	data, err := os.ReadFile(dir + "/" + checkpoint.ConfigFile)
+	data, err := os.ReadFile(dir + "/" + hf.ConfigFile)
 	if err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ func largeLoad(dir string) error {
 		return err
 	}
 	start := time.Now()
-	m, _, err := checkpoint.LoadModel(dir+"/"+checkpoint.WeightsFile, cfg)
+	m, _, err := hf.LoadModel(dir+"/"+hf.WeightsFile, cfg)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/train"
 )
 
@@ -49,7 +49,7 @@ func evalFineTask(name string) func(args []string, stdin io.Reader, stdout, stde
 		if err != nil {
 			return err
 		}
-		fo, err := checkpoint.LoadTaskFolder(f.Model, task, checkpoint.TaskLoadOptions{RequireHead: true})
+		fo, err := hf.LoadTaskFolder(f.Model, task, hf.TaskLoadOptions{RequireHead: true})
 		if err != nil {
 			return err
 		}

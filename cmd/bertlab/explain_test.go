@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // explainRef is what the command tests read of core/explain's reference.
@@ -64,7 +64,7 @@ func explainScores(t *testing.T, args ...string) ([]string, []float64) {
 // the reference's heads give the reference's gradient x input for class 1 and tag 4 at token 2.
 func TestExplainFineTunedFolders(t *testing.T) {
 	ref := loadExplainRef(t)
-	f, err := checkpoint.LoadFolder(fixture)
+	f, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestExplainFineTunedFolders(t *testing.T) {
 			tm.Head.B.Data[i] = float32(c.b[i])
 		}
 		dir := filepath.Join(t.TempDir(), c.key)
-		if err := checkpoint.SaveTaskFolder(dir, tm, f.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+		if err := hf.SaveTaskFolder(dir, tm, f.Tokenizer, hf.SaveOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		tokens, scores := explainScores(t, "--model", dir, "--target", c.target, "--pair", "the big cat", "the city of paris is [MASK]")

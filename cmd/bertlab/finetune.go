@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/human"
 	"github.com/bertlab/bertlab/internal/progress"
@@ -146,7 +146,7 @@ func runFinetune(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	case err != nil:
 		return err
 	}
-	if err := checkpoint.SaveTaskFolder(*out, m, f.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+	if err := hf.SaveTaskFolder(*out, m, f.Tokenizer, hf.SaveOptions{}); err != nil {
 		return err
 	}
 	if first != nil {

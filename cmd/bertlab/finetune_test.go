@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
@@ -37,7 +37,7 @@ func tinyPretrained(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "pretrained")
-	if err := checkpoint.SaveFolder(dir, m, tok, checkpoint.SaveOptions{}); err != nil {
+	if err := hf.SaveFolder(dir, m, tok, hf.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -124,7 +124,7 @@ func TestFinetuneClassifyLearnsAndLoadsBack(t *testing.T) {
 	if m["accuracy"] < 0.95 {
 		t.Errorf("dev accuracy %g after fine-tuning a separable task, want >= 0.95", m["accuracy"])
 	}
-	f, err := checkpoint.LoadTaskFolder(out, bert.SequenceClassification, checkpoint.TaskLoadOptions{RequireHead: true})
+	f, err := hf.LoadTaskFolder(out, bert.SequenceClassification, hf.TaskLoadOptions{RequireHead: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestFinetuneTagAndQA(t *testing.T) {
 	if js, err := os.ReadFile(preds); err != nil || json.Unmarshal(js, &answers) != nil || len(answers) != 3 {
 		t.Errorf("predictions file: %s, %v", js, err)
 	}
-	cfg, _ := os.ReadFile(filepath.Join(out, checkpoint.ConfigFile))
+	cfg, _ := os.ReadFile(filepath.Join(out, hf.ConfigFile))
 	if !strings.Contains(string(cfg), `"BertForQuestionAnswering"`) || strings.Contains(string(cfg), "id2label") {
 		t.Errorf("QA config.json: %s", cfg)
 	}
@@ -222,7 +222,7 @@ func TestFinetuneLabelsOnlyInDev(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `labels ["neutral"] occur in `+devF+` but not in`) {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
-	f, err := checkpoint.LoadTaskFolder(out, bert.SequenceClassification, checkpoint.TaskLoadOptions{RequireHead: true})
+	f, err := hf.LoadTaskFolder(out, bert.SequenceClassification, hf.TaskLoadOptions{RequireHead: true})
 	if err != nil || !slices.Equal(f.Model.Labels, []string{"negative", "neutral", "positive"}) {
 		t.Fatalf("labels %q, %v", f.Model.Labels, err)
 	}

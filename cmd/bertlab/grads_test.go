@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // TestDumpGradsMatchesFixture checks `bertlab dump --grads` against the fixture's
@@ -30,7 +30,7 @@ func TestDumpGradsMatchesFixture(t *testing.T) {
 	if len(names) != 47 {
 		t.Errorf("dump wrote %d gradients, want 47", len(names))
 	}
-	weights, err := checkpoint.Open(filepath.Join(fixture, checkpoint.WeightsFile))
+	weights, err := hf.Open(filepath.Join(fixture, hf.WeightsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestDumpGradsMatchesFixture(t *testing.T) {
 func TestDumpGradsNeedsLabels(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.json")
-	if err := checkpoint.WriteFileAtomic(in, []byte(`{"input_ids": [[101, 490, 102]]}`)); err != nil {
+	if err := hf.WriteFileAtomic(in, []byte(`{"input_ids": [[101, 490, 102]]}`)); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := bertlab(t, "", "dump", "--model", fixture, "--inputs", in, "--out", filepath.Join(dir, "o"), "--grads", filepath.Join(dir, "g"))

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/internal/human"
 )
@@ -54,10 +54,10 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "heads       %s\n", orNone(strings.Join(heads, ", ")))
 	fmt.Fprintf(stdout, "parameters  %s\n", human.Commas(m.NumParams()))
 	size := int64(0)
-	if st, err := os.Stat(filepath.Join(f.Dir, checkpoint.WeightsFile)); err == nil {
+	if st, err := os.Stat(filepath.Join(f.Dir, hf.WeightsFile)); err == nil {
 		size = st.Size()
 	}
-	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", checkpoint.WeightsFile, f.Report.DType, human.Bytes(size))
+	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", hf.WeightsFile, f.Report.DType, human.Bytes(size))
 	if f.Tokenizer != nil {
 		tc := f.Tokenizer.Config()
 		fmt.Fprintf(stdout, "tokenizer   %d tokens, lowercase %v\n", f.Tokenizer.Vocab().Len(), tc.DoLowerCase)
@@ -116,15 +116,15 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		c.VocabSize = tok.Vocab().Len()
 		c.PadTokenID = tok.PadID()
 	}
-	dt := checkpoint.DType(strings.ToUpper(*dtype))
-	if dt != checkpoint.F32 && dt != checkpoint.F16 && dt != checkpoint.BF16 {
+	dt := hf.DType(strings.ToUpper(*dtype))
+	if dt != hf.F32 && dt != hf.F16 && dt != hf.BF16 {
 		return usageErr("--dtype %q: want F32, F16 or BF16", *dtype)
 	}
 	m, err := bert.NewRandom(c, bert.AllHeads, *seed)
 	if err != nil {
 		return err
 	}
-	if err := checkpoint.SaveFolder(*out, m, tok, checkpoint.SaveOptions{DType: dt}); err != nil {
+	if err := hf.SaveFolder(*out, m, tok, hf.SaveOptions{DType: dt}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote a random %s model (%s parameters, %s) to %s\n", strings.ToLower(*preset), human.Commas(m.NumParams()), dt, *out)

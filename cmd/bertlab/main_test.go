@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/internal/approx"
 )
 
@@ -43,12 +43,12 @@ func TestDumpMatchesFixture(t *testing.T) {
 // shape and values within tol(name) = (atol, rtol), and no other tensors; it returns got's names.
 func matchSafetensors(t *testing.T, gotPath, wantPath string, tol func(name string) (atol, rtol float64)) []string {
 	t.Helper()
-	got, err := checkpoint.Open(gotPath)
+	got, err := hf.Open(gotPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer got.Close()
-	want, err := checkpoint.Open(wantPath)
+	want, err := hf.Open(wantPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // defaultModel is the model folder used when --model is not given: $BERTLAB_MODEL, else the
@@ -19,16 +19,16 @@ func defaultModel() string {
 // firstModel is the first folder under assets/models that holds a config.json, as `make run`
 // picks it ("" when there is none).
 func firstModel(assets string) string {
-	matches, _ := filepath.Glob(filepath.Join(assets, "models", "*", checkpoint.ConfigFile))
+	matches, _ := filepath.Glob(filepath.Join(assets, "models", "*", hf.ConfigFile))
 	if len(matches) > 0 {
 		return filepath.Dir(matches[0])
 	}
 	return ""
 }
 
-func loadModel(dir string) (*checkpoint.Folder, error) {
+func loadModel(dir string) (*hf.Folder, error) {
 	if dir == "" {
 		return nil, usageErr("no model folder: pass --model DIR (a folder with config.json, model.safetensors, vocab.txt)")
 	}
-	return checkpoint.LoadFolder(dir)
+	return hf.LoadFolder(dir)
 }

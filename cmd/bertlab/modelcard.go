@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/internal/modelcard"
 )
 
@@ -35,8 +35,8 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if len(pos) > 0 || o.Run == "" || o.Out == "" {
 		return usageErr("%s", modelCardUsage)
 	}
-	o.DType = checkpoint.DType(strings.ToUpper(*dtype))
-	if o.DType != checkpoint.F32 && o.DType != checkpoint.F16 && o.DType != checkpoint.BF16 {
+	o.DType = hf.DType(strings.ToUpper(*dtype))
+	if o.DType != hf.F32 && o.DType != hf.F16 && o.DType != hf.BF16 {
 		return usageErr("--dtype %q: want F32, F16 or BF16", *dtype)
 	}
 	if strings.ContainsAny(o.Note, "\r\n") {

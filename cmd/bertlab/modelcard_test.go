@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/modelcard"
 )
@@ -44,11 +44,11 @@ func TestModelCard(t *testing.T) {
 		}
 	}
 
-	f, err := checkpoint.LoadFolder(out)
+	f, err := hf.LoadFolder(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Report.DType != string(checkpoint.F16) || f.Tokenizer == nil || f.Tokenizer.Vocab().Len() != 80 || f.Model.Config.PadTokenID != f.Tokenizer.PadID() {
+	if f.Report.DType != string(hf.F16) || f.Tokenizer == nil || f.Tokenizer.Vocab().Len() != 80 || f.Model.Config.PadTokenID != f.Tokenizer.PadID() {
 		t.Errorf("folder: dtype %s, tokenizer %v, pad_token_id %d", f.Report.DType, f.Tokenizer != nil, f.Model.Config.PadTokenID)
 	}
 	// Pre-trained without NSP: the untrained NSP head stays out of the shipped folder.

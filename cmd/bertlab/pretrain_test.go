@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/approx"
 )
@@ -58,7 +58,7 @@ func TestPretrainCommand(t *testing.T) {
 	if latest, _ := train.LatestCheckpoint(out); filepath.Base(latest) != "checkpoint-4" {
 		t.Errorf("latest checkpoint %q", latest)
 	}
-	if _, err := checkpoint.LoadFolder(out); err != nil {
+	if _, err := hf.LoadFolder(out); err != nil {
 		t.Fatal(err)
 	}
 	var ts struct {
@@ -100,7 +100,7 @@ func TestPretrainPreset(t *testing.T) {
 	if !strings.Contains(stdout, "none, dynamic whole-word masking") || strings.Contains(stdout, "next-sentence") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
-	f, err := checkpoint.LoadFolder(out)
+	f, err := hf.LoadFolder(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestPretrainRelative(t *testing.T) {
 	const dist = "bert.encoder.layer.1.attention.self.distance_embedding.weight"
 	distance := func(dir string) []float32 {
 		t.Helper()
-		f, err := checkpoint.LoadFolder(dir)
+		f, err := hf.LoadFolder(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestInitRelative(t *testing.T) {
 	if _, stderr, code := bertlab(t, "", "init", "--preset", "tiny", "--max-positions", "64", "--position-embedding-type", "relative_key", "--out", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	f, err := checkpoint.LoadFolder(out)
+	f, err := hf.LoadFolder(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestPretrainDistil(t *testing.T) {
 	if !strings.Contains(stderr, "(distil: soft ") {
 		t.Errorf("the progress lines do not report the distillation terms:\n%s", stderr)
 	}
-	f, err := checkpoint.LoadFolder(out)
+	f, err := hf.LoadFolder(out)
 	if err != nil {
 		t.Fatal(err)
 	}

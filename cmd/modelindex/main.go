@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/ui"
 )
 
@@ -95,5 +95,5 @@ func Write(dir, def string) error {
 	if err != nil {
 		return err
 	}
-	return checkpoint.WriteFileAtomic(filepath.Join(dir, "index.json"), append(b, '\n'))
+	return hf.WriteFileAtomic(filepath.Join(dir, "index.json"), append(b, '\n'))
 }

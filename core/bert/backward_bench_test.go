@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // BenchmarkForwardBackward times one training step's forward and backward pass (dropout on)
 // and reports tokens per second.
 func BenchmarkForwardBackward(b *testing.B) {
 	b.Run("fixture", func(b *testing.B) {
-		f, err := checkpoint.LoadFolder(fixtureDir)
+		f, err := hf.LoadFolder(fixtureDir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func benchForwardBackward(b *testing.B, m *bert.Model, batch bert.Batch, labels,
 
 // benchFixtureBatch is fixtureBatch for a benchmark.
 func benchFixtureBatch(b *testing.B) (bert.Batch, []int, []int) {
-	f, err := checkpoint.Open(filepath.Join(fixtureDir, "inputs.safetensors"))
+	f, err := hf.Open(filepath.Join(fixtureDir, "inputs.safetensors"))
 	if err != nil {
 		b.Fatal(err)
 	}

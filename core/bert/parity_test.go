@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/internal/approx"
 )
 
@@ -33,7 +33,7 @@ func fixtureBatch(t *testing.T) (bert.Batch, []int, []int) {
 // fixtureBatchIn is fixtureBatch of the fixture in dir.
 func fixtureBatchIn(t *testing.T, dir string) (bert.Batch, []int, []int) {
 	t.Helper()
-	f, err := checkpoint.Open(filepath.Join(dir, "inputs.safetensors"))
+	f, err := hf.Open(filepath.Join(dir, "inputs.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +66,14 @@ func loadFixtureModel(t *testing.T, weights string) *bert.Model {
 // is not "".
 func loadFixtureModelIn(t *testing.T, dir, weights string) *bert.Model {
 	t.Helper()
-	f, err := checkpoint.LoadFolder(dir)
+	f, err := hf.LoadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if weights == "" {
 		return f.Model
 	}
-	m, _, err := checkpoint.LoadModel(weights, f.Model.Config)
+	m, _, err := hf.LoadModel(weights, f.Model.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func loadFixtureModelIn(t *testing.T, dir, weights string) *bert.Model {
 // readAll reads every tensor of a safetensors file as float32.
 func readAll(t *testing.T, path string) map[string][]float32 {
 	t.Helper()
-	f, err := checkpoint.Open(path)
+	f, err := hf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

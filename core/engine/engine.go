@@ -12,7 +12,7 @@ import (
 	"io/fs"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
@@ -46,7 +46,7 @@ func New(name string, m *bert.Model, tok *tokenizer.Tokenizer) (*Engine, error) 
 	return &Engine{name: name, model: m, tok: tok}, nil
 }
 
-// Open loads the HF model folder at the root of fsys (checkpoint.LoadFS) into a new engine.
+// Open loads the HF model folder at the root of fsys (hf.LoadFS) into a new engine.
 func Open(fsys fs.FS, name string) (*Engine, error) {
 	e := &Engine{}
 	if _, err := e.Load(fsys, name); err != nil {
@@ -64,15 +64,15 @@ type ModelInfo struct {
 	Config     bert.Config `json:"config"`
 }
 
-// Load loads the HF model folder at the root of fsys (checkpoint.LoadFS), which must hold a
+// Load loads the HF model folder at the root of fsys (hf.LoadFS), which must hold a
 // vocabulary, and replaces the engine's model with it; a failed load keeps the model there was.
 func (e *Engine) Load(fsys fs.FS, name string) (*ModelInfo, error) {
-	f, err := checkpoint.LoadFS(fsys, name)
+	f, err := hf.LoadFS(fsys, name)
 	if err != nil {
 		return nil, err
 	}
 	if f.Tokenizer == nil {
-		return nil, fmt.Errorf("model folder %s: no %s", name, checkpoint.VocabFile)
+		return nil, fmt.Errorf("model folder %s: no %s", name, hf.VocabFile)
 	}
 	e.name, e.model, e.tok, e.notes = name, f.Model, f.Tokenizer, f.Report.Notes
 	return e.Info(), nil

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -28,10 +28,10 @@ func (n noReaderAt) Open(name string) (fs.File, error) {
 
 // TestOpen loads the fixture through every kind of file system the engine's homes use (a
 // folder on disk, files in memory, files without io.ReaderAt) and checks that each answers as
-// the folder loaded by checkpoint.LoadFolder does; broken folders are errors naming the file and
+// the folder loaded by hf.LoadFolder does; broken folders are errors naming the file and
 // the folder.
 func TestOpen(t *testing.T) {
-	want, err := checkpoint.LoadFolder(fixture)
+	want, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

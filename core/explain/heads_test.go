@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
 )
 
 const fixtureDir = "../bert/testdata/bert-tiny-random"
 
-func loadFixture(t *testing.T) *checkpoint.Folder {
+func loadFixture(t *testing.T) *hf.Folder {
 	t.Helper()
-	f, err := checkpoint.LoadFolder(fixtureDir)
+	f, err := hf.LoadFolder(fixtureDir)
 	if err != nil {
 		t.Fatal(err)
 	}

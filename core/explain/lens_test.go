@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -87,7 +87,7 @@ func TestNeuronViewEqualsTrace(t *testing.T) {
 	for _, dir := range []string{fixtureDir, relkqDir, relkqDir + ":" + bert.PositionRelativeKey} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			path, typ, _ := strings.Cut(dir, ":")
-			f, err := checkpoint.LoadFolder(path)
+			f, err := hf.LoadFolder(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // LoadFolder loads a model folder for explaining: as the fine-tuned classifier its
@@ -18,13 +18,13 @@ func LoadFolder(dir string) (*Explainer, error) {
 	var cfg struct {
 		Architectures []string `json:"architectures"`
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile)); err == nil {
+	if raw, err := os.ReadFile(filepath.Join(dir, hf.ConfigFile)); err == nil {
 		_ = json.Unmarshal(raw, &cfg) // a bad config.json gets its error from the loader below
 	}
 	var e *Explainer
 	for _, task := range []bert.Task{bert.SequenceClassification, bert.TokenClassification} {
 		if slices.Contains(cfg.Architectures, string(task)) {
-			f, err := checkpoint.LoadTaskFolder(dir, task, checkpoint.TaskLoadOptions{RequireHead: true})
+			f, err := hf.LoadTaskFolder(dir, task, hf.TaskLoadOptions{RequireHead: true})
 			if err != nil {
 				return nil, err
 			}
@@ -32,7 +32,7 @@ func LoadFolder(dir string) (*Explainer, error) {
 		}
 	}
 	if e == nil {
-		f, err := checkpoint.LoadFolder(dir)
+		f, err := hf.LoadFolder(dir)
 		if err != nil {
 			return nil, err
 		}

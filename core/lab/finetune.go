@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/tinydata"
@@ -120,17 +120,17 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req engine.Finetune
 // copyWithHead copies body's weights (through safetensors in memory, as a folder would carry
 // them) into a new task model whose head is initialised from seed.
 func copyWithHead(body *bert.Model, task bert.Task, labels []string, seed uint64) (*bert.TaskModel, error) {
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	for _, p := range body.Params() {
-		ts = append(ts, checkpoint.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+		ts = append(ts, hf.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
 	}
 	var buf bytes.Buffer
-	if err := checkpoint.Encode(&buf, ts, checkpoint.WriteOptions{}); err != nil {
+	if err := hf.Encode(&buf, ts, hf.WriteOptions{}); err != nil {
 		return nil, err
 	}
 	b := buf.Bytes()
-	tm, _, err := checkpoint.LoadTaskModelReader(bytes.NewReader(b), int64(len(b)), checkpoint.WeightsFile, body.Config, task,
-		checkpoint.TaskLoadOptions{Labels: labels, Seed: seed})
+	tm, _, err := hf.LoadTaskModelReader(bytes.NewReader(b), int64(len(b)), hf.WeightsFile, body.Config, task,
+		hf.TaskLoadOptions{Labels: labels, Seed: seed})
 	return tm, err
 }
 
@@ -275,7 +275,7 @@ func softmax64(x []float32) []float64 {
 	return p
 }
 
-// TaskFolderFiles are the files of an HF folder of m, as checkpoint.SaveTaskFolder writes
+// TaskFolderFiles are the files of an HF folder of m, as hf.SaveTaskFolder writes
 // them, in memory: config.json (architectures, id2label, label2id), model.safetensors (F32),
 // vocab.txt and tokenizer_config.json.
 func TaskFolderFiles(m *bert.TaskModel, tok *tokenizer.Tokenizer) (map[string][]byte, error) {
@@ -290,9 +290,9 @@ func TaskFolderFiles(m *bert.TaskModel, tok *tokenizer.Tokenizer) (map[string][]
 	if err != nil {
 		return nil, err
 	}
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	for _, p := range m.Params() {
-		ts = append(ts, checkpoint.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+		ts = append(ts, hf.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
 	}
 	return folderFiles(cj, ts, tok)
 }

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/train"
 )
 
@@ -100,7 +100,7 @@ func TestFinetuneRunAndExport(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			tf, err := checkpoint.LoadTaskFolder(filepath.Join(dir, "bertlab-"+task), ft.Tuner.Model.Task, checkpoint.TaskLoadOptions{RequireHead: true})
+			tf, err := hf.LoadTaskFolder(filepath.Join(dir, "bertlab-"+task), ft.Tuner.Model.Task, hf.TaskLoadOptions{RequireHead: true})
 			if err != nil {
 				t.Fatal(err)
 			}

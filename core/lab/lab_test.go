@@ -5,17 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // fixture is the random-weight Tiny BERT of the reference fixtures (32 positions, 2 layers,
 // 4 heads, hidden 64, 2,000 tokens).
 const fixture = "../bert/testdata/bert-tiny-random"
 
-func loadFixture(t *testing.T) *checkpoint.Folder {
+func loadFixture(t *testing.T) *hf.Folder {
 	t.Helper()
-	f, err := checkpoint.LoadFolder(fixture)
+	f, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
@@ -280,7 +280,7 @@ func (f *Pretrain) Stop() train.Event {
 
 // MLMFolderFiles are the files of an HF BertForMaskedLM folder of m, in memory: config.json
 // (architectures ["BertForMaskedLM"]), model.safetensors (F32, bert.* and cls.predictions.*
-// names), vocab.txt and tokenizer_config.json; checkpoint.LoadFolder reads them back.
+// names), vocab.txt and tokenizer_config.json; hf.LoadFolder reads them back.
 func MLMFolderFiles(m *bert.Model, tok *tokenizer.Tokenizer) (map[string][]byte, error) {
 	if m.MLM == nil {
 		return nil, fmt.Errorf("export: the model has no MLM head")
@@ -294,17 +294,17 @@ func MLMFolderFiles(m *bert.Model, tok *tokenizer.Tokenizer) (map[string][]byte,
 	if err != nil {
 		return nil, fmt.Errorf("export: config: %w", err)
 	}
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	for _, p := range m.Params() {
-		ts = append(ts, checkpoint.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+		ts = append(ts, hf.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
 	}
 	return folderFiles(cj, ts, tok)
 }
 
 // folderFiles encodes the weights and the tokenizer beside config.json cj.
-func folderFiles(cj []byte, ts []checkpoint.Tensor, tok *tokenizer.Tokenizer) (map[string][]byte, error) {
+func folderFiles(cj []byte, ts []hf.Tensor, tok *tokenizer.Tokenizer) (map[string][]byte, error) {
 	var w bytes.Buffer
-	if err := checkpoint.Encode(&w, ts, checkpoint.WriteOptions{Metadata: map[string]string{"format": "pt"}}); err != nil {
+	if err := hf.Encode(&w, ts, hf.WriteOptions{Metadata: map[string]string{"format": "pt"}}); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	var vocab bytes.Buffer
@@ -316,10 +316,10 @@ func folderFiles(cj []byte, ts []checkpoint.Tensor, tok *tokenizer.Tokenizer) (m
 		return nil, fmt.Errorf("export: tokenizer_config.json: %w", err)
 	}
 	return map[string][]byte{
-		checkpoint.ConfigFile:  append(cj, '\n'),
-		checkpoint.WeightsFile: w.Bytes(),
-		tokenizer.VocabFile:    vocab.Bytes(),
-		tokenizer.ConfigFile:   append(tc, '\n'),
+		hf.ConfigFile:        append(cj, '\n'),
+		hf.WeightsFile:       w.Bytes(),
+		tokenizer.VocabFile:  vocab.Bytes(),
+		tokenizer.ConfigFile: append(tc, '\n'),
 	}, nil
 }
 
@@ -328,7 +328,7 @@ func folderFiles(cj []byte, ts []checkpoint.Tensor, tok *tokenizer.Tokenizer) (m
 func folderZip(files map[string][]byte, dir string) ([]byte, error) {
 	var buf bytes.Buffer
 	z := zip.NewWriter(&buf)
-	for _, name := range []string{checkpoint.ConfigFile, checkpoint.WeightsFile, tokenizer.VocabFile, tokenizer.ConfigFile} {
+	for _, name := range []string{hf.ConfigFile, hf.WeightsFile, tokenizer.VocabFile, tokenizer.ConfigFile} {
 		w, err := z.CreateHeader(&zip.FileHeader{Name: dir + "/" + name, Method: zip.Store, Modified: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 		if err != nil {
 			return nil, err

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/train"
 )
@@ -65,7 +65,7 @@ func mean(x []float64) float64 {
 // TestPretrainRunAndExport pre-trains a tiny MLM from scratch on a fixed small text: with a
 // fixed seed the run is deterministic, its loss falls below that of a uniform guess, it is
 // evaluated before the first step, every EvalEvery steps and at the end, and the exported
-// BertForMaskedLM folder loads with checkpoint.LoadFolder and fills masks exactly as the
+// BertForMaskedLM folder loads with hf.LoadFolder and fills masks exactly as the
 // model in memory.
 func TestPretrainRunAndExport(t *testing.T) {
 	req := engine.FinetuneRequest{Task: engine.TaskMLM, Steps: 40, LR: 5e-3, BatchSize: 8, Seed: 1, VocabSize: 300, Text: mlmText(t)}
@@ -147,14 +147,14 @@ func TestPretrainRunAndExport(t *testing.T) {
 	var cfg struct {
 		Arch []string `json:"architectures"`
 	}
-	cj, err := os.ReadFile(filepath.Join(folder, checkpoint.ConfigFile))
+	cj, err := os.ReadFile(filepath.Join(folder, hf.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(cj, &cfg); err != nil || len(cfg.Arch) != 1 || cfg.Arch[0] != "BertForMaskedLM" {
 		t.Errorf("config.json architectures %v (%v)", cfg.Arch, err)
 	}
-	sf, err := checkpoint.Open(filepath.Join(folder, checkpoint.WeightsFile))
+	sf, err := hf.Open(filepath.Join(folder, hf.WeightsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestPretrainRunAndExport(t *testing.T) {
 			t.Errorf("the weights lack %s", n)
 		}
 	}
-	loaded, err := checkpoint.LoadFolder(folder)
+	loaded, err := hf.LoadFolder(folder)
 	if err != nil {
 		t.Fatal(err)
 	}

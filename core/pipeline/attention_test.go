@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 const fixture = "../bert/testdata/bert-tiny-random"
 
-func loadFixture(t *testing.T) *checkpoint.Folder {
+func loadFixture(t *testing.T) *hf.Folder {
 	t.Helper()
-	f, err := checkpoint.LoadFolder(fixture)
+	f, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

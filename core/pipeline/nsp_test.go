@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // softmax2 is the reference two-way softmax, in float64.
@@ -22,7 +22,7 @@ func softmax2(a, b float64) (float64, float64) {
 // attention, and positions are absolute, so [CLS] sees the same sequence.
 func TestNSPMatchesFixture(t *testing.T) {
 	f := loadFixture(t)
-	in, err := checkpoint.Open(filepath.Join(fixture, "inputs.safetensors"))
+	in, err := hf.Open(filepath.Join(fixture, "inputs.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestNSPMatchesFixture(t *testing.T) {
 	ids, shape := ints("input_ids")
 	types, _ := ints("token_type_ids")
 	mask, _ := ints("attention_mask")
-	out, err := checkpoint.Open(filepath.Join(fixture, "outputs.safetensors"))
+	out, err := hf.Open(filepath.Join(fixture, "outputs.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}

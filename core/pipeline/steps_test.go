@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 func near(t *testing.T, what string, got, want []float32, tol float64) {
@@ -183,7 +183,7 @@ func TestStepsRecompute(t *testing.T) {
 // A relative-position model's walk shows no position row in the embedding sum (the sum is word
 // + type) and names the distance terms in the scores, whose values are the traced ones.
 func TestStepsRelative(t *testing.T) {
-	f, err := checkpoint.LoadFolder("../bert/testdata/bert-tiny-relkq")
+	f, err := hf.LoadFolder("../bert/testdata/bert-tiny-relkq")
 	if err != nil {
 		t.Fatal(err)
 	}

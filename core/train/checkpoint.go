@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // Files of a training checkpoint, beside the HF model files (config.json, model.safetensors,
@@ -79,15 +79,15 @@ func (p *Pretrainer) SaveCheckpoint() (string, error) {
 }
 
 func (p *Pretrainer) writeCheckpoint(dir string) error {
-	if err := checkpoint.SaveFolder(dir, p.Model, p.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+	if err := hf.SaveFolder(dir, p.Model, p.Tokenizer, hf.SaveOptions{}); err != nil {
 		return err
 	}
 	o := p.Optimizer
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	for i, prm := range o.Params() {
 		m, v := o.Moments(i)
-		ts = append(ts, checkpoint.Tensor{Name: "exp_avg." + prm.Name, Shape: prm.T.Shape, Data: m},
-			checkpoint.Tensor{Name: "exp_avg_sq." + prm.Name, Shape: prm.T.Shape, Data: v})
+		ts = append(ts, hf.Tensor{Name: "exp_avg." + prm.Name, Shape: prm.T.Shape, Data: m},
+			hf.Tensor{Name: "exp_avg_sq." + prm.Name, Shape: prm.T.Shape, Data: v})
 	}
 	meta := map[string]string{
 		"optimizer":       "AdamW",
@@ -104,7 +104,7 @@ func (p *Pretrainer) writeCheckpoint(dir string) error {
 		"max_seq_length":  strconv.Itoa(p.Data.Config.Instances.MaxSeqLength),
 		"dynamic_masking": strconv.FormatBool(p.Data.Config.Dynamic),
 	}
-	if err := checkpoint.Write(filepath.Join(dir, OptimizerFile), ts, checkpoint.WriteOptions{Metadata: meta}); err != nil {
+	if err := hf.Write(filepath.Join(dir, OptimizerFile), ts, hf.WriteOptions{Metadata: meta}); err != nil {
 		return err
 	}
 	return p.writeTrainerState(dir)
@@ -129,7 +129,7 @@ func (p *Pretrainer) writeTrainerState(dir string) error {
 	if err != nil {
 		return err
 	}
-	return checkpoint.WriteFileAtomic(filepath.Join(dir, TrainerStateFile), append(data, '\n'))
+	return hf.WriteFileAtomic(filepath.Join(dir, TrainerStateFile), append(data, '\n'))
 }
 
 // ReadTrainerState reads dir's trainer_state.json (a run's output folder or a checkpoint).
@@ -151,7 +151,7 @@ func ReadTrainerState(dir string) (*TrainerState, error) {
 // weights (ResumePretrainer does both). The data must be the one the checkpoint was trained on.
 func (p *Pretrainer) LoadState(dir string) error {
 	path := filepath.Join(dir, OptimizerFile)
-	f, err := checkpoint.Open(path)
+	f, err := hf.Open(path)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (p *Pretrainer) LoadState(dir string) error {
 // steps, the output folder and how often to save, though a new step count also changes the
 // learning-rate schedule.
 func ResumePretrainer(dir string, data *PretrainData, c PretrainConfig) (*Pretrainer, error) {
-	f, err := checkpoint.LoadFolder(dir)
+	f, err := hf.LoadFolder(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
 )
 
@@ -118,7 +118,7 @@ func WriteTeacherRecord(out string, r TeacherRecord) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return checkpoint.WriteFileAtomic(filepath.Join(out, TeacherFile), append(b, '\n'))
+	return hf.WriteFileAtomic(filepath.Join(out, TeacherFile), append(b, '\n'))
 }
 
 // ReadTeacherRecord reads out/TeacherFile; a run without one (not distilled) gives nil, nil.
@@ -143,7 +143,7 @@ func ReadTeacherRecord(out string) (*TeacherRecord, error) {
 
 // DistilFrom loads the teacher folder r.Dir and makes p's steps distil it (NewTeacher, Distil).
 func (p *Pretrainer) DistilFrom(r TeacherRecord) error {
-	f, err := checkpoint.LoadFolder(r.Dir)
+	f, err := hf.LoadFolder(r.Dir)
 	if err != nil {
 		return fmt.Errorf("teacher: %w", err)
 	}

@@ -3,7 +3,7 @@ package train
 import (
 	"context"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // Run trains until Config.Steps, calling onEvent (which may be nil) after every step,
@@ -69,7 +69,7 @@ func (p *Pretrainer) Run(ctx context.Context, onEvent func(Event)) error {
 			ev.Checkpoint = dir
 			emit(ev)
 		}
-		if err := checkpoint.SaveFolder(c.OutDir, p.Model, p.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+		if err := hf.SaveFolder(c.OutDir, p.Model, p.Tokenizer, hf.SaveOptions{}); err != nil {
 			return err
 		}
 		if err := p.writeTrainerState(c.OutDir); err != nil {

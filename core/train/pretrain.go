@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
@@ -351,7 +351,7 @@ func EvaluateMLMFile(m *bert.Model, tok *tokenizer.Tokenizer, path string, c MLM
 
 // StartModel makes the model a pre-training run starts from, and its tokenizer: a random model
 // of the preset (bert.Preset) sized for the vocabulary in the folder vocab, or the model folder
-// dir with the heads it lacks initialised at random (checkpoint.Folder.CompleteHeads), its
+// dir with the heads it lacks initialised at random (hf.Folder.CompleteHeads), its
 // vocabulary replaced by vocab's when vocab is not "". posType, when not "", is the random
 // model's position_embedding_type. The notes say what was initialised.
 func StartModel(dir, preset, vocab, posType string, seed uint64) (*bert.Model, *tokenizer.Tokenizer, []string, error) {
@@ -377,7 +377,7 @@ func StartModel(dir, preset, vocab, posType string, seed uint64) (*bert.Model, *
 		m, err := bert.NewRandom(c, bert.AllHeads, seed)
 		return m, tok, nil, err
 	}
-	f, err := checkpoint.LoadFolder(dir)
+	f, err := hf.LoadFolder(dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // toyPretrainer is a small model on the toy corpus: batches of 8 sequences of at most 32 tokens.
@@ -159,7 +159,7 @@ func TestResumeIsBitExact(t *testing.T) {
 		}
 	}
 	// The final model is in OutDir itself, in HF layout.
-	f, err := checkpoint.LoadFolder(c.OutDir)
+	f, err := hf.LoadFolder(c.OutDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestInterruptedSave(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, checkpoint.WeightsFile), []byte("half a fi"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, hf.WeightsFile), []byte("half a fi"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

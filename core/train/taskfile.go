@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
@@ -122,10 +122,10 @@ func (t *TaskFile) Dataset(tok *tokenizer.Tokenizer, labels []string, seq int, q
 
 // FinetuneSetup is what a fine-tuning run of the command line starts from.
 type FinetuneSetup struct {
-	Folder     *checkpoint.TaskFolder // the model with its task head, and its tokenizer
-	Train, Dev TaskDataset            // Dev nil without a dev file
-	SeqLen     int                    // the sequence length used: at most the model's positions
-	Notes      []string               // what the user should know: labels, unused tensors, cuts
+	Folder     *hf.TaskFolder // the model with its task head, and its tokenizer
+	Train, Dev TaskDataset    // Dev nil without a dev file
+	SeqLen     int            // the sequence length used: at most the model's positions
+	Notes      []string       // what the user should know: labels, unused tensors, cuts
 }
 
 // PrepareFinetune reads the training file (and the dev file, unless devPath is "") of task,
@@ -151,7 +151,7 @@ func PrepareFinetune(task bert.Task, model, trainPath, devPath string, seq int, 
 			labels = LabelSet(labels, extra)
 		}
 	}
-	f, err := checkpoint.LoadTaskFolder(model, task, checkpoint.TaskLoadOptions{Labels: labels, Seed: seed})
+	f, err := hf.LoadTaskFolder(model, task, hf.TaskLoadOptions{Labels: labels, Seed: seed})
 	if err != nil {
 		return nil, err
 	}

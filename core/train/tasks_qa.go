@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
@@ -159,7 +159,7 @@ func WriteSQuADPredictions(path string, preds []QAPrediction) error {
 	if err != nil {
 		return err
 	}
-	return checkpoint.WriteFileAtomic(path, append(js, '\n'))
+	return hf.WriteFileAtomic(path, append(js, '\n'))
 }
 
 // Predict returns the best answer of every example, as run_qa's postprocess_qa_predictions

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
 )
 
@@ -46,10 +46,10 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputs, err)
 	}
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	add := func(name string, t *tensor.Tensor) {
 		if t != nil {
-			ts = append(ts, checkpoint.Tensor{Name: name, Shape: t.Shape, Data: t.Data})
+			ts = append(ts, hf.Tensor{Name: name, Shape: t.Shape, Data: t.Data})
 		}
 	}
 	for i, h := range o.Trace.HiddenStates {
@@ -73,25 +73,25 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 		add("next_sentence_loss", scalar(l.NSP))
 		fmt.Fprintf(stdout, "loss %.6f (masked LM %.6f, next sentence %.6f)\n", l.Total, l.MLM, l.NSP)
 	}
-	if err := checkpoint.Write(opt.Out, ts, checkpoint.WriteOptions{}); err != nil {
+	if err := hf.Write(opt.Out, ts, hf.WriteOptions{}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d tensors to %s\n", len(ts), opt.Out)
 	if opt.Intermediates != "" {
-		var its []checkpoint.Tensor
+		var its []hf.Tensor
 		for l, lt := range o.Trace.Layers {
 			for _, p := range []struct {
 				n string
 				t *tensor.Tensor
 			}{{"query", lt.Query}, {"key", lt.Key}, {"value", lt.Value}, {"scores", lt.Scores}, {"context", lt.Context},
 				{"attention_output", lt.AttentionOutput}, {"intermediate", lt.Intermediate}} {
-				its = append(its, checkpoint.Tensor{Name: fmt.Sprintf("layer.%d.%s", l, p.n), Shape: p.t.Shape, Data: p.t.Data})
+				its = append(its, hf.Tensor{Name: fmt.Sprintf("layer.%d.%s", l, p.n), Shape: p.t.Shape, Data: p.t.Data})
 			}
 		}
 		if t := o.Trace.MLMTransform; t != nil {
-			its = append(its, checkpoint.Tensor{Name: "mlm_transform", Shape: t.Shape, Data: t.Data})
+			its = append(its, hf.Tensor{Name: "mlm_transform", Shape: t.Shape, Data: t.Data})
 		}
-		if err := checkpoint.Write(opt.Intermediates, its, checkpoint.WriteOptions{}); err != nil {
+		if err := hf.Write(opt.Intermediates, its, hf.WriteOptions{}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %d intermediates to %s\n", len(its), opt.Intermediates)
@@ -119,11 +119,11 @@ func writeGrads(path string, m *bert.Model, batch bert.Batch, in *Inputs) (int, 
 		return 0, err
 	}
 	tied := m.MLM != nil && m.MLM.Decoder == m.WordEmb
-	var ts []checkpoint.Tensor
-	var wordEmb checkpoint.Tensor
+	var ts []hf.Tensor
+	var wordEmb hf.Tensor
 	lastMLM := -1
 	for _, p := range g.Params() {
-		t := checkpoint.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data}
+		t := hf.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data}
 		if p.Name == "bert.embeddings.word_embeddings.weight" {
 			wordEmb = t
 		}
@@ -135,9 +135,9 @@ func writeGrads(path string, m *bert.Model, batch bert.Batch, in *Inputs) (int, 
 	if tied && lastMLM >= 0 && wordEmb.Data != nil {
 		dec := wordEmb
 		dec.Name = "cls.predictions.decoder.weight"
-		ts = append(ts[:lastMLM+1], append([]checkpoint.Tensor{dec}, ts[lastMLM+1:]...)...)
+		ts = append(ts[:lastMLM+1], append([]hf.Tensor{dec}, ts[lastMLM+1:]...)...)
 	}
-	return len(ts), checkpoint.Write(path, ts, checkpoint.WriteOptions{})
+	return len(ts), hf.Write(path, ts, hf.WriteOptions{})
 }
 
 // ReadInputs reads an inputs.json of at most 64 MiB.

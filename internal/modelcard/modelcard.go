@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/human"
@@ -74,7 +74,7 @@ type Options struct {
 	// DefaultCloze).
 	Cloze []dataset.Cloze
 	// DType is the storage dtype of model.safetensors (default F16).
-	DType checkpoint.DType
+	DType hf.DType
 }
 
 // Write writes the model folder o.Out from the run o.Run with its model card, and a summary to
@@ -82,9 +82,9 @@ type Options struct {
 func Write(o Options, stdout io.Writer) error {
 	dt := o.DType
 	if dt == "" {
-		dt = checkpoint.F16
+		dt = hf.F16
 	}
-	if dt != checkpoint.F32 && dt != checkpoint.F16 && dt != checkpoint.BF16 {
+	if dt != hf.F32 && dt != hf.F16 && dt != hf.BF16 {
 		return fmt.Errorf("dtype %q: want F32, F16 or BF16", dt)
 	}
 	if o.Name == "" {
@@ -102,7 +102,7 @@ func Write(o Options, stdout io.Writer) error {
 	}
 
 	// The trained model and its history.
-	src, err := checkpoint.LoadFolder(o.Run)
+	src, err := hf.LoadFolder(o.Run)
 	if err != nil {
 		return err
 	}
@@ -145,15 +145,15 @@ func Write(o Options, stdout io.Writer) error {
 	}
 
 	// The shipped folder, then everything measured on what it holds (the stored weights).
-	if err := checkpoint.SaveFolder(o.Out, src.Model, src.Tokenizer, checkpoint.SaveOptions{DType: dt}); err != nil {
+	if err := hf.SaveFolder(o.Out, src.Model, src.Tokenizer, hf.SaveOptions{DType: dt}); err != nil {
 		return err
 	}
-	shipped, err := checkpoint.LoadFolder(o.Out)
+	shipped, err := hf.LoadFolder(o.Out)
 	if err != nil {
 		return err
 	}
 	size := int64(0)
-	if fi, err := os.Stat(filepath.Join(o.Out, checkpoint.WeightsFile)); err == nil {
+	if fi, err := os.Stat(filepath.Join(o.Out, hf.WeightsFile)); err == nil {
 		size = fi.Size()
 	}
 
@@ -219,24 +219,24 @@ func Write(o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := checkpoint.WriteFileAtomic(filepath.Join(o.Out, LossCurveFile), png); err != nil {
+	if err := hf.WriteFileAtomic(filepath.Join(o.Out, LossCurveFile), png); err != nil {
 		return err
 	}
 	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, State: st, Meta: meta,
 		Eval: eval, EvalCmd: evalCmd, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
-	if err := checkpoint.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
+	if err := hf.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
 		return err
 	}
 	notePath := filepath.Join(o.Out, NoteFile)
 	if o.Note != "" {
-		if err := checkpoint.WriteFileAtomic(notePath, []byte(o.Note+"\n")); err != nil {
+		if err := hf.WriteFileAtomic(notePath, []byte(o.Note+"\n")); err != nil {
 			return err
 		}
 	} else if err := os.Remove(notePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 
-	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, checkpoint.WeightsFile, dt, human.Bytes(size), CardFile, LossCurveFile)
+	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, hf.WeightsFile, dt, human.Bytes(size), CardFile, LossCurveFile)
 	if eval != nil {
 		fmt.Fprintf(stdout, "held-out masked LM: top-1 %.4f, top-5 %.4f, perplexity %.2f over %d predictions\n", eval.Accuracy, eval.Top5, eval.Perplexity, eval.N)
 	}
@@ -244,7 +244,7 @@ func Write(o Options, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s -> %s\n", r.Text, predictionList(r.Predictions, false))
 	}
 	if size > MaxShippedWeights {
-		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", checkpoint.WeightsFile, human.Bytes(size), human.Bytes(MaxShippedWeights))
+		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", hf.WeightsFile, human.Bytes(size), human.Bytes(MaxShippedWeights))
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func runMetadata(run string) map[string]string {
 			return nil
 		}
 	}
-	f, err := checkpoint.Open(filepath.Join(dir, train.OptimizerFile))
+	f, err := hf.Open(filepath.Join(dir, train.OptimizerFile))
 	if err != nil {
 		return nil
 	}
@@ -300,8 +300,8 @@ func lossChart(name string, st train.TrainerState) chart {
 // modelCard holds what README.md reports.
 type modelCard struct {
 	Name, Note, Dir string
-	Folder          *checkpoint.Folder
-	DType           checkpoint.DType
+	Folder          *hf.Folder
+	DType           hf.DType
 	Size            int64
 	State           train.TrainerState
 	Meta            map[string]string
@@ -339,7 +339,7 @@ func (c modelCard) markdown() string {
 	p("| positions | %d (trained on sequences of at most %s tokens) |\n", mc.MaxPositionEmbeddings, orDash(c.Meta["max_seq_length"]))
 	p("| activation, dropout | %s, %g (hidden), %g (attention) |\n", mc.HiddenAct, mc.HiddenDropoutProb, mc.AttentionProbsDropoutProb)
 	p("| parameters | %s |\n", human.Commas(m.NumParams()))
-	p("| weights | `%s`, %s, %s |\n", checkpoint.WeightsFile, c.DType, human.Bytes(c.Size))
+	p("| weights | `%s`, %s, %s |\n", hf.WeightsFile, c.DType, human.Bytes(c.Size))
 	p("| heads | %s |\n\n", strings.Join(m.HeadNames(), ", "))
 	if c.Meta["sentence_task"] == "none" {
 		p("Trained on masked LM only (no next-sentence prediction), so the NSP head, never trained, is\n")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
 
@@ -24,7 +24,7 @@ func TestModelsView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, err := checkpoint.LoadFolder(fixture)
+	fx, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestModelsView(t *testing.T) {
 
 // checkFixtureMaskView opens the mask view, whose route masks word 5 of "The capital of France
 // is Paris.", and checks the page's predictions against the fixture model's natively.
-func checkFixtureMaskView(t *testing.T, ctx context.Context, fx *checkpoint.Folder, what string) {
+func checkFixtureMaskView(t *testing.T, ctx context.Context, fx *hf.Folder, what string) {
 	t.Helper()
 	do(t, ctx, 10*time.Second, "the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
 	wait(t, ctx, 30*time.Second, "predictions", settled+` && document.querySelectorAll('.card[data-mask="5"]:not(.stale) .pred').length === 5`)

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
@@ -28,7 +28,7 @@ const fillJS = `[...document.querySelectorAll('[data-role="fill"]')].map(m => [.
 // vocabulary trained on the sample corpus): the loss curve grows step by step and falls,
 // the held-out accuracy is drawn at every evaluation, the page answers clicks meanwhile,
 // "try it" fills the mask, and the downloaded BertForMaskedLM folder, loaded natively with
-// checkpoint.LoadFolder, gives the page's predictions.
+// hf.LoadFolder, gives the page's predictions.
 func TestPretrainLab(t *testing.T) {
 	_, _, siteDir := tinySite(t, 1)
 	url, ctx := serve(t, siteDir), browser(t)
@@ -112,7 +112,7 @@ func TestPretrainLab(t *testing.T) {
 
 	do(t, ctx, 10*time.Second, "pressing Download", chromedp.Click(chromedp.CSS(`[data-role="download"]`)))
 	dir := unzipDownload(t, filepath.Join(downloads, "bertlab-mlm.zip"))
-	f, err := checkpoint.LoadFolder(filepath.Join(dir, "bertlab-mlm"))
+	f, err := hf.LoadFolder(filepath.Join(dir, "bertlab-mlm"))
 	if err != nil {
 		t.Fatalf("the downloaded folder: %v", err)
 	}
@@ -223,7 +223,7 @@ func TestModelsFolderDrop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, err := checkpoint.LoadFolder(fixture)
+	fx, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

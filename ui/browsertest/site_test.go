@@ -22,7 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
@@ -119,7 +119,7 @@ func site(t *testing.T, models map[string]*folder) string {
 	}
 	for name, f := range models {
 		out := filepath.Join(dir, "models", name)
-		if err := checkpoint.SaveFolder(out, f.Model, f.Tok, checkpoint.SaveOptions{}); err != nil {
+		if err := hf.SaveFolder(out, f.Model, f.Tok, hf.SaveOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		f.Dir = out

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/lab"
 )
 
@@ -154,7 +154,7 @@ func TestTrainingLab(t *testing.T) {
 
 	do(t, ctx, 10*time.Second, "pressing Download", chromedp.Click(chromedp.CSS(`[data-role="download"]`)))
 	dir := unzipDownload(t, filepath.Join(downloads, "bertlab-sentiment.zip"))
-	tf, err := checkpoint.LoadTaskFolder(filepath.Join(dir, "bertlab-sentiment"), bert.SequenceClassification, checkpoint.TaskLoadOptions{RequireHead: true})
+	tf, err := hf.LoadTaskFolder(filepath.Join(dir, "bertlab-sentiment"), bert.SequenceClassification, hf.TaskLoadOptions{RequireHead: true})
 	if err != nil {
 		t.Fatalf("the downloaded folder: %v", err)
 	}

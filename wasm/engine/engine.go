@@ -40,9 +40,9 @@ import (
 	"syscall/js"
 	"testing/fstest"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	coreengine "github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/explain"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
@@ -127,14 +127,14 @@ func bytesOf(v js.Value, field string) ([]byte, error) {
 
 // loadFields are load's fields and the files of the model folder they hold.
 var loadFields = []struct{ field, file string }{
-	{"config", checkpoint.ConfigFile},
-	{"weights", checkpoint.WeightsFile},
-	{"vocab", checkpoint.VocabFile},
-	{"tokenizerConfig", checkpoint.TokenizerConfigFile},
+	{"config", hf.ConfigFile},
+	{"weights", hf.WeightsFile},
+	{"vocab", hf.VocabFile},
+	{"tokenizerConfig", hf.TokenizerConfigFile},
 }
 
 // load makes the files it is handed into a folder in memory and loads it as every other home
-// of the engine loads a folder (checkpoint.LoadFS).
+// of the engine loads a folder (hf.LoadFS).
 func (e *engine) load(args []js.Value) (any, error) {
 	if len(args) != 1 || args[0].Type() != js.TypeObject {
 		return nil, fmt.Errorf("load: want one object {config, weights, vocab, tokenizerConfig}")
@@ -149,7 +149,7 @@ func (e *engine) load(args []js.Value) (any, error) {
 			files[f.file] = &fstest.MapFile{Data: b}
 		}
 	}
-	if files[checkpoint.ConfigFile] == nil || files[checkpoint.WeightsFile] == nil || files[checkpoint.VocabFile] == nil {
+	if files[hf.ConfigFile] == nil || files[hf.WeightsFile] == nil || files[hf.VocabFile] == nil {
 		return nil, fmt.Errorf("load: config.json, model.safetensors and vocab.txt are all needed")
 	}
 	return e.e.Load(files, "")

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/explain"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
 )
@@ -32,7 +32,7 @@ func TestEngineInNodeMatchesNative(t *testing.T) {
 		t.Fatalf("want 12 lines from the engine, got:\n%s", out)
 	}
 
-	f, err := checkpoint.LoadFolder(fixture)
+	f, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

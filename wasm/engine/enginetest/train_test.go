@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bertlab/bertlab/core/checkpoint"
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/train"
 )
@@ -29,7 +29,7 @@ func TestTrainingInNodeMatchesNative(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 
-	f, err := checkpoint.LoadFolder(fixture)
+	f, err := hf.LoadFolder(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

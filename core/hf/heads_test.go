@@ -1,4 +1,4 @@
-package checkpoint_test
+package hf_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 )
 
 // taskFixtureDir is a BertForPreTraining checkpoint with a vocabulary.
@@ -41,21 +41,21 @@ func TestTaskFolderRoundTrip(t *testing.T) {
 	tests := []struct {
 		task   bert.Task
 		labels []string
-		dtype  checkpoint.DType
+		dtype  hf.DType
 	}{
-		{bert.SequenceClassification, []string{"negative", "positive"}, checkpoint.F32},
-		{bert.TokenClassification, []string{"O", "B-PER", "I-PER", "NN"}, checkpoint.F32},
-		{bert.QuestionAnswering, nil, checkpoint.F32},
-		{bert.SequenceClassification, []string{"a", "b", "c"}, checkpoint.F16},
+		{bert.SequenceClassification, []string{"negative", "positive"}, hf.F32},
+		{bert.TokenClassification, []string{"O", "B-PER", "I-PER", "NN"}, hf.F32},
+		{bert.QuestionAnswering, nil, hf.F32},
+		{bert.SequenceClassification, []string{"a", "b", "c"}, hf.F16},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.task)+"/"+string(tc.dtype), func(t *testing.T) {
 			m := tinyTaskModel(t, tc.task, tc.labels)
 			dir := t.TempDir()
-			if err := checkpoint.SaveTaskFolder(dir, m, nil, checkpoint.SaveOptions{DType: tc.dtype}); err != nil {
+			if err := hf.SaveTaskFolder(dir, m, nil, hf.SaveOptions{DType: tc.dtype}); err != nil {
 				t.Fatal(err)
 			}
-			cj, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile))
+			cj, err := os.ReadFile(filepath.Join(dir, hf.ConfigFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestTaskFolderRoundTrip(t *testing.T) {
 			if hasLabels != (tc.labels != nil) {
 				t.Errorf("id2label in config: %v, labels %q", hasLabels, tc.labels)
 			}
-			wf, err := checkpoint.Open(filepath.Join(dir, checkpoint.WeightsFile))
+			wf, err := hf.Open(filepath.Join(dir, hf.WeightsFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestTaskFolderRoundTrip(t *testing.T) {
 				t.Errorf("pooler saved: %v", hasPooler)
 			}
 
-			f, err := checkpoint.LoadTaskFolder(dir, tc.task, checkpoint.TaskLoadOptions{RequireHead: true})
+			f, err := hf.LoadTaskFolder(dir, tc.task, hf.TaskLoadOptions{RequireHead: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,8 +104,8 @@ func TestTaskFolderRoundTrip(t *testing.T) {
 					t.Fatalf("param %d: %s, saved %s", i, got[i].Name, want[i].Name)
 				}
 				for j, v := range want[i].T.Data {
-					if tc.dtype == checkpoint.F16 {
-						v = checkpoint.F16ToF32(checkpoint.F32ToF16(v))
+					if tc.dtype == hf.F16 {
+						v = hf.F16ToF32(hf.F32ToF16(v))
 					}
 					if got[i].T.Data[j] != v {
 						t.Fatalf("%s[%d] = %g, saved %g", want[i].Name, j, got[i].T.Data[j], v)
@@ -114,10 +114,10 @@ func TestTaskFolderRoundTrip(t *testing.T) {
 			}
 			// Saved again unchanged, the config is the same (labels in id order, keys sorted).
 			dir2 := t.TempDir()
-			if err := checkpoint.SaveTaskFolder(dir2, f.Model, nil, checkpoint.SaveOptions{}); err != nil {
+			if err := hf.SaveTaskFolder(dir2, f.Model, nil, hf.SaveOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			cj2, _ := os.ReadFile(filepath.Join(dir2, checkpoint.ConfigFile))
+			cj2, _ := os.ReadFile(filepath.Join(dir2, hf.ConfigFile))
 			if string(cj2) != string(cj) {
 				t.Errorf("config changed on a second save:\n%s\n%s", cj, cj2)
 			}
@@ -136,7 +136,7 @@ func TestLoadPretrainingCheckpointAsTask(t *testing.T) {
 		{bert.QuestionAnswering, nil, []string{"bert.pooler.dense.bias", "cls.seq_relationship.bias"}},
 	}
 	for _, tc := range tests {
-		f, err := checkpoint.LoadTaskFolder(taskFixtureDir, tc.task, checkpoint.TaskLoadOptions{Labels: tc.labels, Seed: 1})
+		f, err := hf.LoadTaskFolder(taskFixtureDir, tc.task, hf.TaskLoadOptions{Labels: tc.labels, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,18 +156,18 @@ func TestLoadPretrainingCheckpointAsTask(t *testing.T) {
 			t.Errorf("%s: tokenizer %v, check %v", tc.task, f.Tokenizer != nil, f.Model.Check())
 		}
 		// The body is the checkpoint's.
-		ref, err := checkpoint.LoadFolder(taskFixtureDir)
+		ref, err := hf.LoadFolder(taskFixtureDir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(ref.Model.Layers[1].Out.W.Data, f.Model.Bert.Layers[1].Out.W.Data) {
 			t.Errorf("%s: body weights differ from the checkpoint's", tc.task)
 		}
-		if _, err := checkpoint.LoadTaskFolder(taskFixtureDir, tc.task, checkpoint.TaskLoadOptions{Labels: tc.labels, RequireHead: true}); err == nil {
+		if _, err := hf.LoadTaskFolder(taskFixtureDir, tc.task, hf.TaskLoadOptions{Labels: tc.labels, RequireHead: true}); err == nil {
 			t.Errorf("%s: RequireHead accepted a checkpoint without the head", tc.task)
 		}
 	}
-	if _, err := checkpoint.LoadTaskFolder(taskFixtureDir, bert.SequenceClassification, checkpoint.TaskLoadOptions{}); err == nil {
+	if _, err := hf.LoadTaskFolder(taskFixtureDir, bert.SequenceClassification, hf.TaskLoadOptions{}); err == nil {
 		t.Error("a new classifier without labels accepted")
 	}
 }
@@ -175,11 +175,11 @@ func TestLoadPretrainingCheckpointAsTask(t *testing.T) {
 func TestLoadTaskHeadLabelsAndArchitecture(t *testing.T) {
 	m := tinyTaskModel(t, bert.SequenceClassification, []string{"neg", "neu", "pos"})
 	dir := t.TempDir()
-	if err := checkpoint.SaveTaskFolder(dir, m, nil, checkpoint.SaveOptions{}); err != nil {
+	if err := hf.SaveTaskFolder(dir, m, nil, hf.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The same labels in another order: the trained head is kept, in the file's order.
-	f, err := checkpoint.LoadTaskFolder(dir, bert.SequenceClassification, checkpoint.TaskLoadOptions{Labels: []string{"pos", "neg", "neu"}})
+	f, err := hf.LoadTaskFolder(dir, bert.SequenceClassification, hf.TaskLoadOptions{Labels: []string{"pos", "neg", "neu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestLoadTaskHeadLabelsAndArchitecture(t *testing.T) {
 		t.Errorf("same label set: labels %q, head kept %v", f.Model.Labels, slices.Equal(f.Model.Head.W.Data, m.Head.W.Data))
 	}
 	// Other labels: a new head, said so.
-	f, err = checkpoint.LoadTaskFolder(dir, bert.SequenceClassification, checkpoint.TaskLoadOptions{Labels: []string{"a", "b"}})
+	f, err = hf.LoadTaskFolder(dir, bert.SequenceClassification, hf.TaskLoadOptions{Labels: []string{"a", "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,14 +195,14 @@ func TestLoadTaskHeadLabelsAndArchitecture(t *testing.T) {
 		t.Errorf("other labels: %d outputs, ignored %v, notes %v", f.Model.NumLabels(), f.Report.Ignored, f.Report.Notes)
 	}
 	// A sequence classifier's "classifier" is not a token classifier's.
-	f, err = checkpoint.LoadTaskFolder(dir, bert.TokenClassification, checkpoint.TaskLoadOptions{Labels: []string{"neg", "neu", "pos"}})
+	f, err = hf.LoadTaskFolder(dir, bert.TokenClassification, hf.TaskLoadOptions{Labels: []string{"neg", "neu", "pos"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if slices.Equal(f.Model.Head.W.Data, m.Head.W.Data) || !slices.Contains(f.Report.Ignored, "classifier.weight") {
 		t.Errorf("token classification took the sequence classifier's head; ignored %v", f.Report.Ignored)
 	}
-	if _, err := checkpoint.LoadTaskFolder(dir, bert.TokenClassification, checkpoint.TaskLoadOptions{RequireHead: true}); err == nil {
+	if _, err := hf.LoadTaskFolder(dir, bert.TokenClassification, hf.TaskLoadOptions{RequireHead: true}); err == nil {
 		t.Error("RequireHead accepted another task's head")
 	}
 }

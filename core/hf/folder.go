@@ -1,7 +1,7 @@
-// Package checkpoint reads and writes model files: safetensors (safetensors.go) and the
+// Package hf reads and writes HuggingFace's model files: safetensors (safetensors.go) and the
 // HuggingFace folder layout of a BERT model (config.json, model.safetensors, vocab.txt,
 // tokenizer_config.json), including the variants real checkpoints come in.
-package checkpoint
+package hf
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package checkpoint
+package hf
 
 // The safetensors format (https://github.com/huggingface/safetensors), as read and written here:
 //

@@ -1,4 +1,4 @@
-package checkpoint_test
+package hf_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/internal/approx"
 )
 
@@ -19,7 +19,7 @@ const relKQDir = "../bert/testdata/bert-tiny-relkq"
 // distance embeddings by their HF names), saves it and loads it back: the config keeps the
 // type and the saved file holds the same tensors.
 func TestRelativeFolderRoundTrip(t *testing.T) {
-	f, err := checkpoint.LoadFolder(relKQDir)
+	f, err := hf.LoadFolder(relKQDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,17 +36,17 @@ func TestRelativeFolderRoundTrip(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "saved")
-	if err := checkpoint.SaveFolder(dir, m, f.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+	if err := hf.SaveFolder(dir, m, f.Tokenizer, hf.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile))
+	cfg, err := os.ReadFile(filepath.Join(dir, hf.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(cfg), `"position_embedding_type": "relative_key_query"`) {
 		t.Errorf("saved config.json lacks the position type:\n%s", cfg)
 	}
-	saved, err := checkpoint.Open(filepath.Join(dir, checkpoint.WeightsFile))
+	saved, err := hf.Open(filepath.Join(dir, hf.WeightsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRelativeFolderRoundTrip(t *testing.T) {
 			t.Errorf("saved file lacks %s", name)
 		}
 	}
-	back, err := checkpoint.LoadFolder(dir)
+	back, err := hf.LoadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,44 +75,44 @@ func TestRelativeFolderRoundTrip(t *testing.T) {
 // distance embedding is an error naming it and its shape; distance embeddings under an
 // absolute config are listed as ignored (as transformers lists unused weights).
 func TestRelativeFolderErrors(t *testing.T) {
-	src, err := checkpoint.Open(filepath.Join(relKQDir, checkpoint.WeightsFile))
+	src, err := hf.Open(filepath.Join(relKQDir, hf.WeightsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	for _, n := range src.Names() {
 		d, shape, err := src.Float32(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts = append(ts, checkpoint.Tensor{Name: n, Shape: shape, Data: d})
+		ts = append(ts, hf.Tensor{Name: n, Shape: shape, Data: d})
 	}
-	cfg, err := os.ReadFile(filepath.Join(relKQDir, checkpoint.ConfigFile))
+	cfg, err := os.ReadFile(filepath.Join(relKQDir, hf.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	folder := func(t *testing.T, cfg string, ts []checkpoint.Tensor) string {
+	folder := func(t *testing.T, cfg string, ts []hf.Tensor) string {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, checkpoint.ConfigFile), []byte(cfg), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, hf.ConfigFile), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := checkpoint.Write(filepath.Join(dir, checkpoint.WeightsFile), ts, checkpoint.WriteOptions{}); err != nil {
+		if err := hf.Write(filepath.Join(dir, hf.WeightsFile), ts, hf.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return dir
 	}
 	t.Run("missing distance embedding", func(t *testing.T) {
 		const gone = "bert.encoder.layer.1.attention.self.distance_embedding.weight"
-		kept := slices.DeleteFunc(slices.Clone(ts), func(x checkpoint.Tensor) bool { return x.Name == gone })
-		_, err := checkpoint.LoadFolder(folder(t, string(cfg), kept))
+		kept := slices.DeleteFunc(slices.Clone(ts), func(x hf.Tensor) bool { return x.Name == gone })
+		_, err := hf.LoadFolder(folder(t, string(cfg), kept))
 		if err == nil || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "[63,16]") {
 			t.Errorf("error %v should name %s and its shape [63,16]", err, gone)
 		}
 	})
 	t.Run("absolute config", func(t *testing.T) {
 		abs := strings.Replace(string(cfg), "relative_key_query", "absolute", 1)
-		f, err := checkpoint.LoadFolder(folder(t, abs, ts))
+		f, err := hf.LoadFolder(folder(t, abs, ts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestRelativeFolderErrors(t *testing.T) {
 	})
 	t.Run("unknown type", func(t *testing.T) {
 		bad := strings.Replace(string(cfg), "relative_key_query", "rotary", 1)
-		_, err := checkpoint.LoadFolder(folder(t, bad, ts))
+		_, err := hf.LoadFolder(folder(t, bad, ts))
 		if err == nil || !strings.Contains(err.Error(), "rotary") {
 			t.Errorf("error %v should name the unknown type", err)
 		}

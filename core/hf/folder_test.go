@@ -1,4 +1,4 @@
-package checkpoint_test
+package hf_test
 
 import (
 	"os"
@@ -7,36 +7,36 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/checkpoint"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/internal/approx"
 )
 
 const fixtureDir = "../bert/testdata/bert-tiny-random"
 
 // fixtureTensors reads the fixture model's tensors in file order.
-func fixtureTensors(t *testing.T) []checkpoint.Tensor {
+func fixtureTensors(t *testing.T) []hf.Tensor {
 	t.Helper()
-	f, err := checkpoint.Open(filepath.Join(fixtureDir, checkpoint.WeightsFile))
+	f, err := hf.Open(filepath.Join(fixtureDir, hf.WeightsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var ts []checkpoint.Tensor
+	var ts []hf.Tensor
 	for _, n := range f.Names() {
 		d, shape, err := f.Float32(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts = append(ts, checkpoint.Tensor{Name: n, Shape: shape, Data: d})
+		ts = append(ts, hf.Tensor{Name: n, Shape: shape, Data: d})
 	}
 	return ts
 }
 
 // variantFolder writes a model folder holding the fixture's config and vocab and the given tensors.
-func variantFolder(t *testing.T, ts []checkpoint.Tensor, dt checkpoint.DType) string {
+func variantFolder(t *testing.T, ts []hf.Tensor, dt hf.DType) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range []string{checkpoint.ConfigFile, checkpoint.VocabFile} {
+	for _, f := range []string{hf.ConfigFile, hf.VocabFile} {
 		b, err := os.ReadFile(filepath.Join(fixtureDir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -45,14 +45,14 @@ func variantFolder(t *testing.T, ts []checkpoint.Tensor, dt checkpoint.DType) st
 			t.Fatal(err)
 		}
 	}
-	if err := checkpoint.Write(filepath.Join(dir, checkpoint.WeightsFile), ts, checkpoint.WriteOptions{DType: dt}); err != nil {
+	if err := hf.Write(filepath.Join(dir, hf.WeightsFile), ts, hf.WriteOptions{DType: dt}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
-func rename(ts []checkpoint.Tensor, fn func(string) string) []checkpoint.Tensor {
-	var out []checkpoint.Tensor
+func rename(ts []hf.Tensor, fn func(string) string) []hf.Tensor {
+	var out []hf.Tensor
 	for _, x := range ts {
 		if n := fn(x.Name); n != "" {
 			x.Name = n
@@ -72,7 +72,7 @@ func fixtureBatch() bert.Batch {
 // TestRealWorldVariantsLoad builds the variants real checkpoints come in from the fixture and
 // checks each loads to the same numbers as the clean file.
 func TestRealWorldVariantsLoad(t *testing.T) {
-	ref, err := checkpoint.LoadFolder(fixtureDir)
+	ref, err := hf.LoadFolder(fixtureDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +83,8 @@ func TestRealWorldVariantsLoad(t *testing.T) {
 	clean := fixtureTensors(t)
 	tests := []struct {
 		name      string
-		tensors   []checkpoint.Tensor
-		dtype     checkpoint.DType
+		tensors   []hf.Tensor
+		dtype     hf.DType
 		tol       float64 // on outputs, relative to the clean model's
 		heads     []string
 		wantNote  string
@@ -101,8 +101,8 @@ func TestRealWorldVariantsLoad(t *testing.T) {
 			}
 			return n
 		}), heads: []string{"pooler", "mlm", "nsp"}, wantNote: "decoder weight absent"},
-		{name: "stale position_ids", tensors: append(append([]checkpoint.Tensor(nil), clean...),
-			checkpoint.Tensor{Name: "bert.embeddings.position_ids", Shape: []int{1, 32}, Data: make([]float32, 32)}),
+		{name: "stale position_ids", tensors: append(append([]hf.Tensor(nil), clean...),
+			hf.Tensor{Name: "bert.embeddings.position_ids", Shape: []int{1, 32}, Data: make([]float32, 32)}),
 			heads: []string{"pooler", "mlm", "nsp"}, wantNote: "position_ids"},
 		{name: "BertModel without bert. prefix", tensors: rename(clean, func(n string) string {
 			if strings.HasPrefix(n, "cls.") {
@@ -110,13 +110,13 @@ func TestRealWorldVariantsLoad(t *testing.T) {
 			}
 			return strings.TrimPrefix(n, "bert.")
 		}), heads: []string{"pooler"}, wantAbsnt: []string{"mlm", "nsp"}},
-		{name: "F16 storage", tensors: clean, dtype: checkpoint.F16, tol: 2e-2, heads: []string{"pooler", "mlm", "nsp"}},
-		{name: "BF16 storage", tensors: clean, dtype: checkpoint.BF16, tol: 2e-1, heads: []string{"pooler", "mlm", "nsp"}},
+		{name: "F16 storage", tensors: clean, dtype: hf.F16, tol: 2e-2, heads: []string{"pooler", "mlm", "nsp"}},
+		{name: "BF16 storage", tensors: clean, dtype: hf.BF16, tol: 2e-1, heads: []string{"pooler", "mlm", "nsp"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := variantFolder(t, tc.tensors, tc.dtype)
-			f, err := checkpoint.LoadFolder(dir)
+			f, err := hf.LoadFolder(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,8 +156,8 @@ func TestRealWorldVariantsLoad(t *testing.T) {
 // TestF16WeightsConvertExactly checks that F16 storage loads to exactly the F16-rounded weights.
 func TestF16WeightsConvertExactly(t *testing.T) {
 	clean := fixtureTensors(t)
-	dir := variantFolder(t, clean, checkpoint.F16)
-	f, err := checkpoint.LoadFolder(dir)
+	dir := variantFolder(t, clean, hf.F16)
+	f, err := hf.LoadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestF16WeightsConvertExactly(t *testing.T) {
 			continue // the tied decoder
 		}
 		for i, v := range c.Data {
-			if want := checkpoint.F16ToF32(checkpoint.F32ToF16(v)); got[i] != want {
+			if want := hf.F16ToF32(hf.F32ToF16(v)); got[i] != want {
 				t.Fatalf("%s[%d] = %g, want F16-rounded %g", c.Name, i, got[i], want)
 			}
 		}
@@ -183,7 +183,7 @@ func TestF16WeightsConvertExactly(t *testing.T) {
 
 func TestBrokenFoldersGiveClearErrors(t *testing.T) {
 	clean := fixtureTensors(t)
-	drop := func(name string) []checkpoint.Tensor {
+	drop := func(name string) []hf.Tensor {
 		return rename(clean, func(n string) string {
 			if n == name {
 				return ""
@@ -191,8 +191,8 @@ func TestBrokenFoldersGiveClearErrors(t *testing.T) {
 			return n
 		})
 	}
-	reshape := func(name string, shape []int) []checkpoint.Tensor {
-		var out []checkpoint.Tensor
+	reshape := func(name string, shape []int) []hf.Tensor {
+		var out []hf.Tensor
 		for _, x := range clean {
 			if x.Name == name {
 				x.Shape = shape
@@ -203,7 +203,7 @@ func TestBrokenFoldersGiveClearErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		tensors []checkpoint.Tensor
+		tensors []hf.Tensor
 		want    []string
 	}{
 		{"missing tensor", drop("bert.encoder.layer.1.output.dense.weight"), []string{"bert.encoder.layer.1.output.dense.weight", "missing", "[64,128]"}},
@@ -212,7 +212,7 @@ func TestBrokenFoldersGiveClearErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := variantFolder(t, tc.tensors, "")
-			_, err := checkpoint.LoadFolder(dir)
+			_, err := hf.LoadFolder(dir)
 			if err == nil {
 				t.Fatal("loaded a broken folder")
 			}
@@ -225,10 +225,10 @@ func TestBrokenFoldersGiveClearErrors(t *testing.T) {
 	}
 	t.Run("pytorch_model.bin only", func(t *testing.T) {
 		dir := t.TempDir()
-		b, _ := os.ReadFile(filepath.Join(fixtureDir, checkpoint.ConfigFile))
-		os.WriteFile(filepath.Join(dir, checkpoint.ConfigFile), b, 0o644)
+		b, _ := os.ReadFile(filepath.Join(fixtureDir, hf.ConfigFile))
+		os.WriteFile(filepath.Join(dir, hf.ConfigFile), b, 0o644)
 		os.WriteFile(filepath.Join(dir, "pytorch_model.bin"), []byte("x"), 0o644)
-		_, err := checkpoint.LoadFolder(dir)
+		_, err := hf.LoadFolder(dir)
 		if err == nil || !strings.Contains(err.Error(), "safe_serialization") {
 			t.Errorf("error %v should explain the conversion", err)
 		}
@@ -237,7 +237,7 @@ func TestBrokenFoldersGiveClearErrors(t *testing.T) {
 
 // TestSaveFolderRoundTrip saves a random model with a tokenizer and loads it back unchanged.
 func TestSaveFolderRoundTrip(t *testing.T) {
-	ref, err := checkpoint.LoadFolder(fixtureDir)
+	ref, err := hf.LoadFolder(fixtureDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,10 +246,10 @@ func TestSaveFolderRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "saved")
-	if err := checkpoint.SaveFolder(dir, m, ref.Tokenizer, checkpoint.SaveOptions{}); err != nil {
+	if err := hf.SaveFolder(dir, m, ref.Tokenizer, hf.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	back, err := checkpoint.LoadFolder(dir)
+	back, err := hf.LoadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestCompleteHeads(t *testing.T) {
 		return n
 	})
 	dir := variantFolder(t, keep, "")
-	f, err := checkpoint.LoadFolder(dir)
+	f, err := hf.LoadFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
