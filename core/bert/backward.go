@@ -126,12 +126,12 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	if la.keep2 != nil {
 		DropoutBackward(dsum, la.keep2, drop.hidden)
 	}
-	tensor.LinearBackward(ws.dg, G.Out.W.Data, G.Out.B.Data, dsum, la.inter.Data, L.Out.W.Data, rows, I, H, 0)
+	tensor.LinearBackward(ws.dg, G.Out.W.Data, G.Out.B.Data, dsum, la.Intermediate.Data, L.Out.W.Data, rows, I, H, 0)
 	tensor.ParallelFor(rows, func(lo, hi int) {
 		r := ws.dg[lo*I : hi*I]
-		actB(r, r, la.pre.Data[lo*I:hi*I], la.inter.Data[lo*I:hi*I])
+		actB(r, r, la.pre.Data[lo*I:hi*I], la.Intermediate.Data[lo*I:hi*I])
 	})
-	tensor.LinearBackward(da, G.Inter.W.Data, G.Inter.B.Data, ws.dg, la.attnOut.Data, L.Inter.W.Data, rows, H, I, 1)
+	tensor.LinearBackward(da, G.Inter.W.Data, G.Inter.B.Data, ws.dg, la.AttentionOutput.Data, L.Inter.W.Data, rows, H, I, 1)
 
 	// attnOut = LayerNorm(x + dropout(dense(ctx))).
 	tensor.LayerNormBackward(dsum, G.AttnLN.W.Data, G.AttnLN.B.Data, da, la.sum1.Data, L.AttnLN.W.Data, la.mean1, la.rstd1, H)
@@ -140,7 +140,7 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 		DropoutBackward(dsum, la.keep1, drop.hidden)
 	}
 	dctx := ws.t2
-	tensor.LinearBackward(dctx, G.AttnOut.W.Data, G.AttnOut.B.Data, dsum, la.ctx.Data, L.AttnOut.W.Data, rows, H, H, 0)
+	tensor.LinearBackward(dctx, G.AttnOut.W.Data, G.AttnOut.B.Data, dsum, la.Context.Data, L.AttnOut.W.Data, rows, H, H, 0)
 	headMaskBackward(a.pass.headMask, l, A, la, dctx, ws.dHeadMask)
 
 	// ctx_h = dropout(softmax(scale·(Q_h K_hᵀ + relative terms) + mask)) · V_h, one (sequence,
@@ -168,7 +168,7 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 				src = dropped
 			}
 			// d(dropped probs) [S, S] = dctx_h · V_hᵀ; dV_h [S, d] = (dropped probs)ᵀ · dctx_h.
-			tensor.Gemm(false, true, S, S, d, 1, dctx[off:], H, la.v.Data[off:], H, 0, dp, S)
+			tensor.Gemm(false, true, S, S, d, 1, dctx[off:], H, la.Value.Data[off:], H, 0, dp, S)
 			tensor.Gemm(true, false, S, d, S, 1, src, S, dctx[off:], H, 0, ws.dv[off:], H)
 			if keep != nil {
 				DropoutBackward(dp, keep, drop.attn)
@@ -177,8 +177,8 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 			if a.distil != nil {
 				a.distil.addGrad(l, bh, A, a.batch.AttentionMask, dp, pr, S)
 			}
-			tensor.Gemm(false, false, S, d, S, scale, dp, S, la.k.Data[off:], H, 0, ws.dq[off:], H)
-			tensor.Gemm(true, false, S, d, S, scale, dp, S, la.q.Data[off:], H, 0, ws.dk[off:], H)
+			tensor.Gemm(false, false, S, d, S, scale, dp, S, la.Key.Data[off:], H, 0, ws.dq[off:], H)
+			tensor.Gemm(true, false, S, d, S, scale, dp, S, la.Query.Data[off:], H, 0, ws.dk[off:], H)
 			if rel != nil {
 				relativeBackward(dp, rel, ws, (bi*S*A+hd)*(2*S-1), A*(2*S-1), off, H, S, d, scale)
 			}
@@ -189,9 +189,9 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 		// (b, s, h) are those of Q viewed as [B·S·A, d].
 		W := 2*S - 1
 		dRel := distanceWindow(G.Distance, c.MaxPositionEmbeddings, S)
-		tensor.Gemm(true, false, W, d, B*S*A, scale, ws.dqr, W, la.q.Data, d, 1, dRel, d)
+		tensor.Gemm(true, false, W, d, B*S*A, scale, ws.dqr, W, la.Query.Data, d, 1, dRel, d)
 		if ws.dkr != nil {
-			tensor.Gemm(true, false, W, d, B*S*A, scale, ws.dkr, W, la.k.Data, d, 1, dRel, d)
+			tensor.Gemm(true, false, W, d, B*S*A, scale, ws.dkr, W, la.Key.Data, d, 1, dRel, d)
 		}
 	}
 

@@ -402,14 +402,15 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	}
 	tensor.AddLayerNorm(sum2.Data, out.Data, ffn.Data, attnOut.Data, L.OutLN.W.Data, L.OutLN.B.Data, H, p.eps, mean2, rstd2)
 
+	t := LayerTrace{Query: q, Key: k, Value: v, Context: ctx, AttentionOutput: attnOut, Intermediate: inter}
 	if lt != nil {
-		*lt = LayerTrace{Query: q, Key: k, Value: v, Scores: scores, Context: ctx, AttnProj: proj,
-			AttentionOutput: attnOut, Intermediate: inter, FFNOut: ffn}
+		t.Scores, t.AttnProj, t.FFNOut = scores, proj, ffn
+		*lt = t
 	}
 	if la != nil {
-		*la = layerActs{x: x, q: q, k: k, v: v, probs: probs, keepP: keepP, ctx: ctx, ctxRaw: ctxRaw,
-			keep1: keep1, sum1: sum1, mean1: mean1, rstd1: rstd1, attnOut: attnOut,
-			pre: pre, inter: inter, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
+		*la = layerActs{LayerTrace: t, x: x, probs: probs, keepP: keepP, ctxRaw: ctxRaw,
+			keep1: keep1, sum1: sum1, mean1: mean1, rstd1: rstd1,
+			pre: pre, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
 	}
 	return out, probs
 }

@@ -57,20 +57,21 @@ type embActs struct {
 	keep       []uint8        // dropout mask [B*S*H]; nil without dropout
 }
 
-// layerActs are one transformer block's activations. [B, S, H] unless noted.
+// layerActs are one transformer block's activations: the trace's tensors (one struct of them
+// for a trace and for training, so the two cannot drift) and what only Backward needs. [B, S, H]
+// unless noted.
 type layerActs struct {
+	// LayerTrace holds Query, Key, Value, Context, AttentionOutput and Intermediate; Scores,
+	// AttnProj and FFNOut are a trace's only (nil here: training sums in place).
+	LayerTrace
 	x            *tensor.Tensor // block input (the previous block's output)
-	q, k, v      *tensor.Tensor // projections before the head split
 	probs        *tensor.Tensor // attention probabilities before dropout: [B, A, S, S]
 	keepP        []uint8        // attention dropout mask [B*A*S*S]; nil without dropout
-	ctx          *tensor.Tensor // probabilities · V, heads merged (after the head mask)
-	ctxRaw       *tensor.Tensor // ctx before the head mask; nil without one
+	ctxRaw       *tensor.Tensor // Context before the head mask; nil without one
 	keep1        []uint8        // dropout mask of the attention output dense; nil without dropout
 	sum1         *tensor.Tensor // dropout(dense(ctx)) + x, the first LayerNorm's input
 	mean1, rstd1 []float32      // its statistics [B*S]
-	attnOut      *tensor.Tensor // the first LayerNorm's output
 	pre          *tensor.Tensor // intermediate dense output before the activation: [B, S, I]
-	inter        *tensor.Tensor // act(pre): [B, S, I]
 	keep2        []uint8        // dropout mask of the output dense; nil without dropout
 	sum2         *tensor.Tensor // dropout(dense(inter)) + attnOut, the second LayerNorm's input
 	mean2, rstd2 []float32      // its statistics [B*S]
