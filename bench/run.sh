@@ -184,4 +184,5 @@ fi
 step "done"
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), $((SECONDS - START)) s" >>"$RES"
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES"
+echo "# CPU flags seen: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512vl|avx512_bf16|avx512vnni)$' | tr '\n' ' ')" >>"$RES"
 $BB table "$RES"

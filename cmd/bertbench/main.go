@@ -50,6 +50,11 @@ func main() {
 	batch := fs.Int("batch", 8, "train: sequences per step (seq 128)")
 	fs.Parse(args)
 	runtime.GOMAXPROCS(*threads)
+	switch mode {
+	case "gemm", "forward", "train":
+		// Which kernels ran: the CPU decides natively (AVX-512, AVX2 or neither), the build in wasm.
+		fmt.Printf("# kernels %s (%s/%s): %s\n", *tag, runtime.GOOS, runtime.GOARCH, tensor.Kernels())
+	}
 	var err error
 	switch mode {
 	case "gemm":

@@ -100,6 +100,13 @@ func gemmTranspose8Go(dst, src []float32, ldd, lds, n int) {
 	}
 }
 
+// Kernels names the kernels this build runs on this CPU: the GEMM micro-kernel (such as
+// "avx512-8x32") and the element-wise and row kernels' instruction set (avx512, avx2,
+// wasm-simd or go), for benchmark reports.
+func Kernels() string {
+	return "gemm " + gemmDefault.name + ", element-wise " + opsName()
+}
+
 // gemmDefault is the kernel Gemm uses: the fastest one this CPU runs (see gemmKernels).
 // Tests call gemmWith with each kernel instead of changing it.
 var gemmDefault = gemmKernels()[0]

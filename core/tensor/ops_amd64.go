@@ -35,6 +35,11 @@ var opsLevel = func() int {
 	return opsGo
 }()
 
+// opsName names the element-wise kernels in use (see Kernels).
+func opsName() string {
+	return [...]string{opsGo: "go", opsAVX2: "avx2", opsAVX512: "avx512"}[opsLevel]
+}
+
 //go:noescape
 func geluAVX512(x *float32, n int)
 

@@ -15,3 +15,6 @@ func layerNormRow(out, row, g, b []float32, eps float32) (mean, rstd float32) {
 
 // gelu applies the exact GELU in place (see GELU).
 func gelu(x []float32) { geluGo(x) }
+
+// opsName names the element-wise kernels in use (see Kernels).
+func opsName() string { return "go" }

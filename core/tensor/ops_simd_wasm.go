@@ -237,3 +237,6 @@ func simdMax(v simd.Float32s) float32 {
 	v.Store(a[:])
 	return max(a[0], a[1], a[2], a[3])
 }
+
+// opsName names the element-wise kernels in use (see Kernels).
+func opsName() string { return "wasm-simd" }
