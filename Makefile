@@ -129,10 +129,10 @@ tinydata:
 vocab: build
 	bash scripts/pretrain.sh vocab
 
-# The built-in model (issue 12): vocabulary, a relative-position teacher, the absolute-position
-# student distilled from it, next-sentence prediction, then assets/models/bertlab-mini with its
-# model card (many hours on 2 cores, in resumable stages: run it again after an interruption).
-# A short trial: make pretrain TEACHER_STEPS=20 STUDENT_STEPS=20 NSP_STEPS=10 NAME=trial
+# The built-in model (issue 12): vocabulary, masked LM with the neighbour-head prior at the start,
+# next-sentence prediction, then assets/models/bertlab-mini with its model card (many hours on
+# 2 cores, in resumable stages: run it again after an interruption).
+# A short trial: make pretrain MLM_STEPS=20 PRIOR_STEPS=10 NSP_STEPS=10 NAME=trial
 # OUT=/tmp/trial WORK=/tmp/trial-work
 pretrain:
 	bash scripts/pretrain.sh

@@ -5,17 +5,16 @@
 # recipe runs in pieces (`nice -n 19 bash scripts/pretrain.sh` again continues it):
 #
 #   1. vocab    a WordPiece vocabulary trained on the corpus mix below (bertlab vocab);
-#   2. teacher  masked-LM pre-training of a $PRESET model with relative_key_query positions
-#               (HF 4.x), which leaves the masked-LM plateau at once (scripts/PRETRAIN.md), into
-#               $WORK/teacher, evaluated on the held-out split as it goes;
-#   3. student  the same size with absolute positions (the BERT every runtime loads), trained
-#               from scratch on the same text while distilling the frozen teacher: masked-LM
-#               cross-entropy + KL from the teacher's masked-LM distributions + KL from its
-#               attention rows, head by head (bertlab pretrain --teacher), into $WORK/student;
-#   4. nsp      the student trained on with next-sentence prediction as well (its NSP head and
+#   2. mlm      masked-LM pre-training of a $PRESET model with absolute positions (the BERT every
+#               runtime loads) into $WORK/mlm, evaluated on the held-out split as it goes. For its
+#               first PRIOR_STEPS steps a neighbour-head prior (bertlab pretrain --neighbour-heads)
+#               pulls two heads of each of the first two layers toward the previous and the next
+#               token: without it the model rests on the masked-LM plateau for thousands of steps
+#               (scripts/PRETRAIN.md, "The neighbour-head prior");
+#   3. nsp      the model trained on with next-sentence prediction as well (its NSP head and
 #               pooler start random), so that the page's next-sentence views have a trained head,
 #               into $WORK/final;
-#   5. card     the final weights stored as F16 in $OUT with vocab.txt, tokenizer_config.json and
+#   4. card     the final weights stored as F16 in $OUT with vocab.txt, tokenizer_config.json and
 #               a README.md model card: data, configuration, loss curve (loss.png), held-out
 #               masked-LM figures and the cloze sentences (bertlab modelcard).
 #
@@ -32,10 +31,9 @@
 # the vocabulary.
 #
 # Overrides (environment): PRESET, VOCAB_SIZE, POSITIONS, SEQ, BATCH, PROSE_WEIGHT,
-# TEACHER_STEPS, TEACHER_LR, STUDENT_STEPS, STUDENT_LR, DISTIL (hard,soft,attention weights),
-# NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS,
+# MLM_STEPS, MLM_LR, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS,
 # SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for measure CANDIDATES, MSTEPS,
-# BUDGET_MIN. A short trial: TEACHER_STEPS=20 STUDENT_STEPS=20 NSP_STEPS=10 NAME=trial
+# BUDGET_MIN. A short trial: MLM_STEPS=20 PRIOR_STEPS=10 NSP_STEPS=10 NAME=trial
 # OUT=/tmp/trial WORK=/tmp/trial-work bash scripts/pretrain.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,11 +48,12 @@ POSITIONS=${POSITIONS:-128}
 SEQ=${SEQ:-128}
 BATCH=${BATCH:-8}
 PROSE_WEIGHT=${PROSE_WEIGHT:-3}
-TEACHER_STEPS=${TEACHER_STEPS:-24000}
-TEACHER_LR=${TEACHER_LR:-1e-3}
-STUDENT_STEPS=${STUDENT_STEPS:-16000}
-STUDENT_LR=${STUDENT_LR:-1e-3}
-DISTIL=${DISTIL:-1,1,1}
+MLM_STEPS=${MLM_STEPS:-40000}
+MLM_LR=${MLM_LR:-1e-3}
+# Layer.head and offset of each head the prior shapes (see bertlab pretrain --neighbour-heads).
+PRIOR_HEADS=${PRIOR_HEADS:-0.0-1,0.1+1,1.0-1,1.1+1}
+PRIOR_WEIGHT=${PRIOR_WEIGHT:-1}
+PRIOR_STEPS=${PRIOR_STEPS:-2000}
 NSP_STEPS=${NSP_STEPS:-1500}
 NSP_LR=${NSP_LR:-2e-4}
 EVAL_EVERY=${EVAL_EVERY:-500}
@@ -255,29 +254,22 @@ DATA=() VOCAB_DATA=()
 for _ in $(seq "$PROSE_WEIGHT"); do DATA+=(--data "$PROSE"); VOCAB_DATA+=(--data "$PROSE_TXT"); done
 DATA+=(--data "$DOCS")
 VOCAB_DATA+=(--data "$DOCS_TXT")
-IFS=, read -r W_HARD W_SOFT W_ATTN <<<"$DISTIL"
 VOCAB_CMD=("$BERTLAB" vocab "${VOCAB_DATA[@]}" --size "$VOCAB_SIZE" --min-frequency 2 --out "$WORK/vocab")
 OPTS=(--heldout "$HELDOUT" --seed "$SEED" --batch "$BATCH" --seq "$SEQ" --dynamic --no-dropout
   --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2)
 COMMON=("${DATA[@]}" "${OPTS[@]}")
-INIT_TEACHER=("$BERTLAB" init --preset "$PRESET" --vocab "$WORK/vocab" --max-positions "$POSITIONS"
-  --position-embedding-type relative_key_query --seed "$SEED" --out "$WORK/teacher-init")
-# The teacher reads the prose alone: with the documentation in the mix, relative positions did
-# not leave the masked-LM plateau within 2,000 steps (tiny and mini, scripts/PRETRAIN.md).
-TEACHER_CMD=("$BERTLAB" pretrain --model "$WORK/teacher-init" --out "$WORK/teacher" --steps "$TEACHER_STEPS"
-  --lr "$TEACHER_LR" --warmup $((TEACHER_STEPS / 50)) --no-nsp --data "$PROSE" "${OPTS[@]}")
-INIT_STUDENT=("$BERTLAB" init --preset "$PRESET" --vocab "$WORK/vocab" --max-positions "$POSITIONS"
-  --seed $((SEED + 1)) --out "$WORK/student-init")
-STUDENT_CMD=("$BERTLAB" pretrain --model "$WORK/student-init" --out "$WORK/student" --steps "$STUDENT_STEPS"
-  --lr "$STUDENT_LR" --warmup $((STUDENT_STEPS / 50)) --no-nsp --teacher "$WORK/teacher"
-  --distil-hard "$W_HARD" --distil-soft "$W_SOFT" --distil-attention "$W_ATTN" "${COMMON[@]}")
-NSP_CMD=("$BERTLAB" pretrain --model "$WORK/student" --out "$WORK/final" --steps "$NSP_STEPS" --lr "$NSP_LR"
+INIT_MODEL=("$BERTLAB" init --preset "$PRESET" --vocab "$WORK/vocab" --max-positions "$POSITIONS"
+  --seed "$SEED" --out "$WORK/init")
+MLM_CMD=("$BERTLAB" pretrain --model "$WORK/init" --out "$WORK/mlm" --steps "$MLM_STEPS" --lr "$MLM_LR"
+  --warmup $((MLM_STEPS / 50)) --no-nsp --neighbour-heads "$PRIOR_HEADS" --neighbour-weight "$PRIOR_WEIGHT"
+  --neighbour-steps "$PRIOR_STEPS" "${COMMON[@]}")
+NSP_CMD=("$BERTLAB" pretrain --model "$WORK/mlm" --out "$WORK/final" --steps "$NSP_STEPS" --lr "$NSP_LR"
   --warmup $((NSP_STEPS / 10)) "${COMMON[@]}")
 
 # The recipe, as the model card quotes it.
 {
   echo "gzip -dc $PROSE > $PROSE_TXT; gzip -dc $DOCS > $DOCS_TXT"
-  for c in VOCAB_CMD INIT_TEACHER TEACHER_CMD INIT_STUDENT STUDENT_CMD NSP_CMD; do
+  for c in VOCAB_CMD INIT_MODEL MLM_CMD NSP_CMD; do
     eval "echo \"\${$c[*]}\""
   done
 } >"$WORK/recipe.txt"
@@ -299,7 +291,7 @@ stage() {
   echo "$name stage: $(( $(date +%s) - start )) s"
 }
 
-echo "== 1/5 vocabulary ($VOCAB_SIZE tokens)"
+echo "== 1/4 vocabulary ($VOCAB_SIZE tokens)"
 if [ -f "$WORK/vocab/vocab.txt" ]; then
   echo "$WORK/vocab/vocab.txt exists: kept"
 else
@@ -307,17 +299,13 @@ else
 fi
 [ "${1:-}" = vocab ] && exit 0
 
-echo "== 2/5 teacher ($PRESET, relative_key_query, $TEACHER_STEPS steps of $BATCH x $SEQ tokens)"
-[ -f "$WORK/teacher-init/config.json" ] || "${INIT_TEACHER[@]}"
-stage teacher "$WORK/teacher" "$TEACHER_STEPS" "${TEACHER_CMD[@]}"
+echo "== 2/4 masked LM ($PRESET, absolute positions, $MLM_STEPS steps of $BATCH x $SEQ tokens, the neighbour-head prior for $PRIOR_STEPS)"
+[ -f "$WORK/init/config.json" ] || "${INIT_MODEL[@]}"
+stage mlm "$WORK/mlm" "$MLM_STEPS" "${MLM_CMD[@]}"
 
-echo "== 3/5 student ($PRESET, absolute positions, distilled, $STUDENT_STEPS steps)"
-[ -f "$WORK/student-init/config.json" ] || "${INIT_STUDENT[@]}"
-stage student "$WORK/student" "$STUDENT_STEPS" "${STUDENT_CMD[@]}"
-
-echo "== 4/5 next-sentence prediction ($NSP_STEPS steps)"
+echo "== 3/4 next-sentence prediction ($NSP_STEPS steps)"
 stage nsp "$WORK/final" "$NSP_STEPS" "${NSP_CMD[@]}"
 
-echo "== 5/5 model folder and card -> $OUT"
+echo "== 4/4 model folder and card -> $OUT"
 card
 echo "done: $OUT (fine-tuning figures for the card: bash scripts/pretrain.sh finetune)"
