@@ -207,6 +207,10 @@ func TestPretrainUsageErrors(t *testing.T) {
 		{"position type of a folder", []string{"--model", fixture, "--data", data, "--out", out, "--position-embedding-type", "relative_key"}, 2, "needs --preset"},
 		{"sinusoidal relative positions", []string{"--preset", "tiny", "--vocab", fixture, "--data", data, "--out", out, "--position-embedding-type", "relative_key_query", "--position-init", "sinusoidal"}, 2, "adds no position embeddings"},
 		{"too long for the model", []string{"--model", fixture, "--data", data, "--out", out, "--seq", "64"}, 1, "64 tokens for a model of 32 positions"},
+		{"neighbour head unreadable", []string{"--model", fixture, "--data", data, "--out", out, "--no-nsp", "--neighbour-heads", "0.0"}, 2, `--neighbour-heads: neighbour head "0.0"`},
+		{"neighbour head outside the model", []string{"--model", fixture, "--data", data, "--out", out, "--no-nsp", "--neighbour-heads", "9.0-1"}, 1, "neighbour head 9.0-1: the model has"},
+		{"neighbour prior with NSP", []string{"--model", fixture, "--data", data, "--out", out, "--neighbour-heads", "0.0-1"}, 1, "no sentence task"},
+		{"neighbour prior and a teacher", []string{"--model", fixture, "--data", data, "--out", out, "--no-nsp", "--neighbour-heads", "0.0-1", "--teacher", fixture, "--seq", "32"}, 2, "takes no teacher"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
