@@ -345,16 +345,8 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
 		return err
 	}
-	var ts []Tensor
-	for _, p := range m.Params() {
-		ts = append(ts, Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
-	}
-	dt := opt.DType
-	if dt == "" {
-		dt = F32
-	}
-	if err := Write(filepath.Join(dir, WeightsFile), ts, WriteOptions{DType: dt, Metadata: map[string]string{"format": "pt"}}); err != nil {
-		return fmt.Errorf("save %s: %w", dir, err)
+	if err := writeWeights(dir, m.Params(), opt.DType); err != nil {
+		return err
 	}
 	if tok != nil {
 		if err := tok.SaveDir(dir); err != nil {
@@ -389,4 +381,20 @@ func joinSorted(a, b string) string {
 	parts := append(strings.Split(a, "+"), b)
 	sort.Strings(parts)
 	return strings.Join(parts, "+")
+}
+
+// writeWeights writes params to dir/WeightsFile as dt (F32 when empty), with the "format": "pt"
+// metadata that transformers reads.
+func writeWeights(dir string, params []bert.Param, dt DType) error {
+	ts := make([]Tensor, 0, len(params))
+	for _, p := range params {
+		ts = append(ts, Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+	}
+	if dt == "" {
+		dt = F32
+	}
+	if err := Write(filepath.Join(dir, WeightsFile), ts, WriteOptions{DType: dt, Metadata: map[string]string{"format": "pt"}}); err != nil {
+		return fmt.Errorf("save %s: %w", dir, err)
+	}
+	return nil
 }

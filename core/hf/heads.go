@@ -229,17 +229,9 @@ func SaveTaskFolder(dir string, m *bert.TaskModel, tok *tokenizer.Tokenizer, opt
 	if err != nil {
 		return fmt.Errorf("save %s: config: %w", dir, err)
 	}
-	var ts []Tensor
-	for _, p := range m.Params() {
-		ts = append(ts, Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
-	}
-	dt := opt.DType
-	if dt == "" {
-		dt = F32
-	}
 	// Weights first: a folder whose config.json names the task always has the task's weights.
-	if err := Write(filepath.Join(dir, WeightsFile), ts, WriteOptions{DType: dt, Metadata: map[string]string{"format": "pt"}}); err != nil {
-		return fmt.Errorf("save %s: %w", dir, err)
+	if err := writeWeights(dir, m.Params(), opt.DType); err != nil {
+		return err
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
 		return err
