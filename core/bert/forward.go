@@ -332,9 +332,9 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	rows := B * S
 
 	q, k, v := p.buf(bufQ, B, S, H), p.buf(bufK, B, S, H), p.buf(bufV, B, S, H)
-	tensor.Linear(q.Data, x.Data, L.Query.W.Data, L.Query.B.Data, rows, H, H)
-	tensor.Linear(k.Data, x.Data, L.Key.W.Data, L.Key.B.Data, rows, H, H)
-	tensor.Linear(v.Data, x.Data, L.Value.W.Data, L.Value.B.Data, rows, H, H)
+	L.Query.apply(q.Data, x.Data, rows, H, H, la == nil)
+	L.Key.apply(k.Data, x.Data, rows, H, H, la == nil)
+	L.Value.apply(v.Data, x.Data, rows, H, H, la == nil)
 
 	probs := p.buf(bufProbs, B, A, S, S)
 	var scores *tensor.Tensor
@@ -362,7 +362,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	ctxRaw := p.maskHeads(l, A, ctx, la != nil)
 
 	proj := p.buf(bufProj, B, S, H)
-	tensor.Linear(proj.Data, ctx.Data, L.AttnOut.W.Data, L.AttnOut.B.Data, rows, H, H)
+	L.AttnOut.apply(proj.Data, ctx.Data, rows, H, H, la == nil)
 	keep1 := p.drop.dropSequences(proj.Data, B, siteAttnOutput, l)
 	// The sums before the LayerNorms are formed in place unless the trace shows the dense
 	// outputs; the LayerNorms run in place unless Backward needs their inputs.
@@ -378,7 +378,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	tensor.AddLayerNorm(sum1.Data, attnOut.Data, proj.Data, x.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
 
 	pre := p.buf(bufPre, B, S, I)
-	tensor.Linear(pre.Data, attnOut.Data, L.Inter.W.Data, L.Inter.B.Data, rows, H, I)
+	L.Inter.apply(pre.Data, attnOut.Data, rows, H, I, la == nil)
 	inter := pre
 	if la != nil {
 		inter = pre.Clone() // the activation's backward needs its input
@@ -389,7 +389,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	// The block's output is formed in ffn: with a scratch, in the hidden-state buffer that
 	// does not hold x.
 	ffn := p.buf(bufHidden0+(l+1)%2, B, S, H)
-	tensor.Linear(ffn.Data, inter.Data, L.Out.W.Data, L.Out.B.Data, rows, I, H)
+	L.Out.apply(ffn.Data, inter.Data, rows, I, H, la == nil)
 	keep2 := p.drop.dropSequences(ffn.Data, B, siteFFNOutput, l)
 	sum2 := ffn
 	if lt != nil {
@@ -551,7 +551,7 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logits *tensor.Tensor) {
 	H, V := m.Config.HiddenSize, m.Config.VocabSize
 	pre := p.buf(bufMLMPre, n, H)
-	tensor.Linear(pre.Data, in.Data, m.MLM.Transform.W.Data, m.MLM.Transform.B.Data, n, H, H)
+	m.MLM.Transform.apply(pre.Data, in.Data, n, H, H, ma == nil)
 	a := pre
 	if ma != nil {
 		a = pre.Clone()
@@ -564,7 +564,11 @@ func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logi
 	}
 	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, H, p.eps, mean, rstd)
 	logits = tensor.New(n, V)
-	tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, H, V)
+	if ma == nil && m.MLM.decPacked != nil {
+		tensor.LinearPacked(logits.Data, t.Data, m.MLM.decPacked, m.MLM.Bias.Data, n)
+	} else {
+		tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, H, V)
+	}
 	if ma != nil {
 		*ma = mlmActs{in: in, pre: pre, act: a, mean: mean, rstd: rstd, t: t}
 	}

@@ -9,16 +9,22 @@ import (
 
 // BenchmarkForward times one eval-mode forward pass at batch 1 (encoder and pooler, as
 // BertModel) for the sizes `make bench` compares with its peers, and reports allocations per
-// pass after the warm-up call (the target is near zero: buffers reused).
+// pass after the warm-up call (the target is near zero: buffers reused). The "-packed" cases
+// run the same model with its weights packed once (PackWeights), as the engine holds them.
 func BenchmarkForward(b *testing.B) {
 	for _, tc := range []struct {
 		preset string
 		s      int
 		pos    string // position_embedding_type; "": absolute
-	}{{"tiny", 16, ""}, {"mini", 128, ""}, {"base", 128, ""}, {"mini", 128, bert.PositionRelativeKeyQuery}} {
+		packed bool
+	}{{"tiny", 16, "", false}, {"tiny", 16, "", true}, {"mini", 128, "", false}, {"mini", 128, "", true},
+		{"base", 128, "", false}, {"base", 128, "", true}, {"mini", 128, bert.PositionRelativeKeyQuery, false}} {
 		name := tc.preset + "-S" + strconv.Itoa(tc.s)
 		if tc.pos != "" {
 			name += "-" + tc.pos
+		}
+		if tc.packed {
+			name += "-packed"
 		}
 		b.Run(name, func(b *testing.B) {
 			c, err := bert.Preset(tc.preset)
@@ -31,6 +37,9 @@ func BenchmarkForward(b *testing.B) {
 			m, err := bert.NewRandom(c, bert.Heads{Pooler: true}, 1)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if tc.packed {
+				m.PackWeights()
 			}
 			batch := bert.Batch{B: 1, S: tc.s, InputIDs: make([]int, tc.s)}
 			for i := range batch.InputIDs {

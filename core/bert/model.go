@@ -12,6 +12,18 @@ import (
 type Linear struct {
 	W *tensor.Tensor // [out, in]
 	B *tensor.Tensor // [out]
+	// packed is W packed once for eval passes (Model.PackWeights); nil otherwise.
+	packed *tensor.PackedB
+}
+
+// apply computes y[rows, out] = x[rows, in]·Wᵀ + B; an eval pass uses the packed weight when
+// there is one (the same bits: tensor.GemmPackedB), training the raw one.
+func (l *Linear) apply(y, x []float32, rows, in, out int, eval bool) {
+	if eval && l.packed != nil {
+		tensor.LinearPacked(y, x, l.packed, l.B.Data, rows)
+		return
+	}
+	tensor.Linear(y, x, l.W.Data, l.B.Data, rows, in, out)
 }
 
 // LayerNorm holds the affine parameters of a torch.nn.LayerNorm.
@@ -44,6 +56,8 @@ type MLMHead struct {
 	LN        LayerNorm      // cls.predictions.transform.LayerNorm
 	Decoder   *tensor.Tensor // [V, H]; the word embeddings themselves when tied
 	Bias      *tensor.Tensor // cls.predictions.bias: [V]
+	// decPacked is Decoder packed once for eval passes (Model.PackWeights); nil otherwise.
+	decPacked *tensor.PackedB
 }
 
 // Model is BERT with HF BertForPreTraining's parameters. Pooler, MLM and NSP are nil when the
@@ -270,4 +284,32 @@ func (c Config) ParamCount(heads Heads) int64 {
 		n += lin(2, H)
 	}
 	return n
+}
+
+// PackWeights packs the weight of every encoder linear layer, of the MLM transform and of the
+// MLM decoder once (tensor.PackTransB), for the eval passes (Forward) to use instead of packing
+// them on every call: the same outputs bit for bit, faster for short sequences and for a few
+// masked rows through the decoder. The raw weights stay (training, gradients, attributions and
+// saving read them), so those matrices take twice the memory. Training does not update the
+// packed copies: train refuses a packed model (Packed), and a model whose weights change
+// otherwise must be packed again.
+func (m *Model) PackWeights() {
+	pack := func(l *Linear) {
+		l.packed = tensor.PackTransB(l.W.Data, l.W.Shape[0], l.W.Shape[1])
+	}
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		for _, l := range []*Linear{&L.Query, &L.Key, &L.Value, &L.AttnOut, &L.Inter, &L.Out} {
+			pack(l)
+		}
+	}
+	if m.MLM != nil {
+		pack(&m.MLM.Transform)
+		m.MLM.decPacked = tensor.PackTransB(m.MLM.Decoder.Data, m.MLM.Decoder.Shape[0], m.MLM.Decoder.Shape[1])
+	}
+}
+
+// Packed reports whether PackWeights packed the model's weights.
+func (m *Model) Packed() bool {
+	return len(m.Layers) > 0 && m.Layers[0].Query.packed != nil
 }

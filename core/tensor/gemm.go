@@ -220,6 +220,7 @@ type gemmJob struct {
 	alpha, beta    float32
 	a, b, c        []float32
 	lda, ldb, ldc  int
+	pb             *PackedB // B packed once (GemmPackedB), in place of b
 	splitN         bool
 	// strip is the method value j.runStrip, bound once: passing it allocates nothing.
 	strip func(s0, s1 int)
@@ -235,6 +236,14 @@ var gemmJobs = freeList[gemmJob]{new: func() *gemmJob {
 // runStrip computes the strip [s0, s1) of C's rows, or of its columns when j.splitN.
 func (j *gemmJob) runStrip(s0, s1 int) {
 	sb := s1 - s0
+	if j.pb != nil {
+		if j.splitN {
+			gemmSerialPacked(j.m, sb, j.alpha, j.a, j.lda, j.pb, s0, j.beta, j.c[s0:], j.ldc)
+		} else {
+			gemmSerialPacked(sb, j.n, j.alpha, j.a[s0*j.lda:], j.lda, j.pb, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
+		}
+		return
+	}
 	if j.splitN {
 		bs := j.b[s0:]
 		if j.transB {

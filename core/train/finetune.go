@@ -94,6 +94,9 @@ func NewFinetuner(m *bert.TaskModel, train, dev TaskDataset, c FinetuneConfig) (
 	if err := m.Check(); err != nil {
 		return nil, err
 	}
+	if m.Bert.Packed() {
+		return nil, errPacked
+	}
 	for _, d := range []TaskDataset{train, dev} {
 		if d != nil && d.Task() != m.Task {
 			return nil, fmt.Errorf("finetune: %s data for a %s model", d.Task(), m.Task)

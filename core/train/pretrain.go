@@ -79,6 +79,10 @@ type TrainState struct {
 	Tokens   int64    // non-padding tokens trained on
 }
 
+// errPacked refuses a model packed for inference (bert.Model.PackWeights): training would
+// leave its packed copies behind the weights.
+var errPacked = errors.New("the model's weights are packed for inference (PackWeights): training would not update the packed copies; load it again to train")
+
 // ErrNonFinite reports a loss or gradient that is NaN or infinite: the step is not applied and
 // the run stops, its last checkpoint intact.
 var ErrNonFinite = errors.New("loss or gradient is not finite")
@@ -119,6 +123,9 @@ func NewPretrainer(m *bert.Model, tok *tokenizer.Tokenizer, data *PretrainData, 
 	}
 	if m.MLM == nil {
 		return nil, fmt.Errorf("pretrain: the model has no MLM head (cls.predictions)")
+	}
+	if m.Packed() {
+		return nil, errPacked
 	}
 	if data.Config.Instances.Task != NoSentenceTask && (m.NSP == nil || m.Pooler == nil) {
 		return nil, fmt.Errorf("pretrain: the %s task needs the pooler and the NSP head (cls.seq_relationship), which the model lacks", data.Config.Instances.Task)

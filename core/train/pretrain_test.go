@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -361,5 +362,19 @@ func BenchmarkPretrainStep(b *testing.B) {
 	if cpu1 := cpuSeconds(); cpu0 >= 0 {
 		// The CPU time a step took, whatever share of the cores the machine left it.
 		b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+	}
+}
+
+// A model packed for inference is refused: training would leave its packed copies behind.
+func TestPretrainRefusesPackedModel(t *testing.T) {
+	tok, docs := toyCorpus(t)
+	data, err := NewPretrainData(tok, docs, DefaultData(32, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := testModel(t, tok.Vocab().Len(), 1)
+	m.PackWeights()
+	if _, err := NewPretrainer(m, tok, data, DefaultPretrain(5)); err == nil || !strings.Contains(err.Error(), "packed for inference") {
+		t.Errorf("a packed model: error %v, want one that says it is packed for inference", err)
 	}
 }

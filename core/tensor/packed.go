@@ -1,0 +1,118 @@
+package tensor
+
+import "fmt"
+
+// PackedB is a linear layer's weight w [n, k] (the B operand of C = A·wᵀ, as Linear reads it)
+// packed once into the slivers that the GEMM's micro-kernel reads. Gemm packs its B operand on
+// every call, and for a weight that packing is a transposition: about half the time of the
+// products of a short sequence (Tiny/16), and for a few masked rows through the MLM decoder
+// [V, H] far more than the products themselves. A PackedB skips it. It is packed for the kernel
+// Gemm uses on this machine (gemmDefault), holds ⌈n/nr⌉·nr·k floats, and GemmPackedB with it
+// gives the same bits as Gemm(false, true, …) with w.
+type PackedB struct {
+	N, K int // w's shape: n outputs, k inputs
+	kern *gemmKernel
+	data []float32
+	// off[b] is where depth block b (op(B) rows b·kc … b·kc+kb−1) starts in data: its
+	// slivers cover all n columns, kb·nr floats each, zero padded past n.
+	off []int
+}
+
+// PackTransB packs w [n, k] (row-major) as the B operand of A·wᵀ for GemmPackedB and
+// LinearPacked.
+func PackTransB(w []float32, n, k int) *PackedB {
+	return packTransB(gemmDefault, w, n, k)
+}
+
+func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
+	if n <= 0 || k <= 0 {
+		panic(fmt.Sprintf("tensor.PackTransB: size %dx%d", n, k))
+	}
+	gemmCheck("B", w, n, k, k)
+	np := ceilDiv(n, kern.nr) * kern.nr
+	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
+	for pc := 0; pc < k; pc += kern.kc {
+		kb := min(kern.kc, k-pc)
+		o := pc * np
+		pb.off = append(pb.off, o)
+		gemmPackB(kern.trans8, pb.data[o:o+np*kb], true, w, k, pc, 0, kb, n, kern.nr)
+	}
+	return pb
+}
+
+// GemmPackedB computes C[m, n] = alpha·A[m, k]·wᵀ + beta·C (row strides lda and ldc) for the
+// weight w that pb was packed from: Gemm(false, true, m, n, k, alpha, a, lda, w, k, beta, c,
+// ldc) without packing w, with the same result bit for bit.
+func GemmPackedB(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	gemmPackedWith(gemmThreads(m, pb.N, pb.K), m, alpha, a, lda, pb, beta, c, ldc)
+}
+
+// LinearPacked computes y[m, n] = x[m, k]·wᵀ + bias[n] (bias may be nil) with w packed in pb:
+// Linear without packing the weight.
+func LinearPacked(y, x []float32, pb *PackedB, bias []float32, m int) {
+	GemmPackedB(m, 1, x, pb.K, pb, 0, y, pb.N)
+	if bias != nil {
+		AddBias(y[:m*pb.N], bias, pb.N)
+	}
+}
+
+// gemmPackedWith is GemmPackedB on a given number of goroutines, split as gemmWith splits.
+func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	n, k, kern := pb.N, pb.K, pb.kern
+	if m < 0 {
+		panic(fmt.Sprintf("tensor.GemmPackedB: negative size m=%d", m))
+	}
+	gemmCheck("C", c, m, n, ldc)
+	if m == 0 {
+		return
+	}
+	if alpha == 0 {
+		gemmScale(m, n, beta, c, ldc)
+		return
+	}
+	gemmCheck("A", a, m, k, lda)
+	if threads < 2 {
+		gemmSerialPacked(m, n, alpha, a, lda, pb, 0, beta, c, ldc)
+		return
+	}
+	j := gemmJobs.get()
+	*j = gemmJob{kern: kern, transB: true, m: m, n: n, k: k, alpha: alpha,
+		a: a, lda: lda, pb: pb, beta: beta, c: c, ldc: ldc, splitN: n >= m, strip: j.strip}
+	size, unit := m, kern.mr
+	if j.splitN {
+		size, unit = n, kern.nr
+	}
+	parallelChunks(size, ceilDiv(ceilDiv(size, threads), unit)*unit, j.strip)
+	*j = gemmJob{strip: j.strip}
+	gemmJobs.put(j)
+}
+
+// gemmSerialPacked is gemmSerial for A·wᵀ with w packed: C's columns [0, n) are pb's columns
+// [col0, col0+n) (col0 a multiple of the kernel's nr). The loops, the packing of A and the
+// kernel calls are gemmSerial's, so the sums are formed in the same order.
+func gemmSerialPacked(m, n int, alpha float32, a []float32, lda int, pb *PackedB, col0 int, beta float32, c []float32, ldc int) {
+	kern, k := pb.kern, pb.K
+	buf := gemmBufs.get()
+	defer gemmBufs.put(buf)
+	mr, nr := kern.mr, kern.nr
+	kcMax := min(kern.kc, k)
+	mcMax := min(kern.mc, ceilDiv(m, mr)*mr)
+	buf.a = grow(buf.a, mcMax*kcMax)
+	buf.tile = grow(buf.tile, mr*nr)
+	for jc := 0; jc < n; jc += kern.nc {
+		nb := min(kern.nc, n-jc)
+		for blk, pc := 0, 0; pc < k; blk, pc = blk+1, pc+kern.kc {
+			kb := min(kern.kc, k-pc)
+			pbs := pb.data[pb.off[blk]+(col0+jc)*kb:]
+			bet := beta
+			if pc > 0 {
+				bet = 1 // later depth blocks add to what the first one stored
+			}
+			for ic := 0; ic < m; ic += kern.mc {
+				mb := min(kern.mc, m-ic)
+				gemmPackA(kern.trans8, buf.a, false, a, lda, ic, pc, mb, kb, mr, alpha)
+				gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+			}
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// GemmPackedB with a weight packed once gives the bits of Gemm(false, true, …) with the raw
+// weight, for every kernel of this build, one goroutine and two, across the blocking's edges
+// (k past kc, n past nc, m past mc, ragged tiles), strided operands, and alpha and beta; and
+// both stay near the plain triple loop.
+func TestGemmPackedB(t *testing.T) {
+	tests := []struct {
+		m, n, k     int
+		lda, ldc    int // 0: dense
+		alpha, beta float32
+	}{
+		{1, 1, 1, 0, 0, 1, 0},
+		{3, 5, 7, 0, 0, 1, 0},
+		{16, 128, 128, 0, 0, 1, 0},
+		{1, 600, 64, 0, 0, 1, 0},     // one row through a decoder-like weight, n past nc
+		{17, 100, 300, 0, 0, 0.5, 0}, // k past kc
+		{130, 520, 260, 0, 0, 1, 0},  // every dimension past its block
+		{9, 33, 40, 45, 37, 2, 0.5},  // strided, beta
+		{40, 9, 70, 0, 0, 1, 1},      // splits by rows (m > n)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	fill := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64())
+		}
+		return s
+	}
+	for _, tc := range tests {
+		lda, ldc := max(tc.lda, tc.k), max(tc.ldc, tc.n)
+		a, w, c0 := fill(tc.m*lda), fill(tc.n*tc.k), fill(tc.m*ldc)
+		ref := append([]float32(nil), c0...)
+		gemmRef(false, true, tc.m, tc.n, tc.k, tc.alpha, a, lda, w, tc.k, tc.beta, ref, ldc)
+		for _, kern := range gemmKernels() {
+			pb := packTransB(kern, w, tc.n, tc.k)
+			for _, threads := range []int{1, 2} {
+				want := append([]float32(nil), c0...)
+				gemmWith(kern, threads, false, true, tc.m, tc.n, tc.k, tc.alpha, a, lda, w, tc.k, tc.beta, want, ldc)
+				got := append([]float32(nil), c0...)
+				gemmPackedWith(threads, tc.m, tc.alpha, a, lda, pb, tc.beta, got, ldc)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%dx%dx%d %s, %d goroutines: C[%d] = %g packed, %g with Gemm", tc.m, tc.n, tc.k, kern.name, threads, i, got[i], want[i])
+					}
+					if d := math.Abs(float64(got[i] - ref[i])); d > 1e-4*float64(tc.k) {
+						t.Fatalf("%dx%dx%d %s: C[%d] = %g, triple loop %g", tc.m, tc.n, tc.k, kern.name, i, got[i], ref[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// LinearPacked equals Linear bit for bit, bias and all.
+func TestLinearPacked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const m, in, out = 7, 96, 50
+	x, w, b := make([]float32, m*in), make([]float32, out*in), make([]float32, out)
+	for _, s := range [][]float32{x, w, b} {
+		for i := range s {
+			s[i] = float32(rng.NormFloat64())
+		}
+	}
+	want, got := make([]float32, m*out), make([]float32, m*out)
+	Linear(want, x, w, b, m, in, out)
+	LinearPacked(got, x, PackTransB(w, out, in), b, m)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("y[%d] = %g packed, %g with Linear", i, got[i], want[i])
+		}
+	}
+}
