@@ -4,17 +4,18 @@ import "math"
 
 // AddBias adds bias[n] to every row of x[m, n]: x[i][j] += bias[j].
 func AddBias(x, bias []float32, n int) {
+	b := bias[:n:n]
 	for r := 0; r+n <= len(x); r += n {
 		row := x[r : r+n : r+n]
-		b := bias[:n:n]
-		for j := range row {
-			row[j] += b[j]
-		}
+		add(row, row, b)
 	}
 }
 
 // Add sets dst[i] = a[i] + b[i]. dst may alias a or b.
-func Add(dst, a, b []float32) {
+func Add(dst, a, b []float32) { add(dst, a[:len(dst)], b[:len(dst)]) }
+
+// addGo is the pure-Go twin of add (Add).
+func addGo(dst, a, b []float32) {
 	a = a[:len(dst)]
 	b = b[:len(dst)]
 	for i := range dst {

@@ -245,6 +245,31 @@ func rowMax(x []float32) float32 {
 }
 
 // scale multiplies x by s in place (see Scale).
+//go:noescape
+func addAVX512(dst, a, b *float32, n int)
+
+//go:noescape
+func addAVX2(dst, a, b *float32, n int)
+
+// add sets dst[i] = a[i] + b[i] (see Add); a and b are at least as long as dst.
+func add(dst, a, b []float32) {
+	switch n := len(dst); {
+	case n == 0:
+	case opsLevel == opsAVX512:
+		a, b = a[:n], b[:n]
+		addAVX512(&dst[0], &a[0], &b[0], n)
+	case opsLevel == opsAVX2:
+		a, b = a[:n], b[:n]
+		k := vec8(n)
+		if k > 0 {
+			addAVX2(&dst[0], &a[0], &b[0], k)
+		}
+		addGo(dst[k:], a[k:], b[k:])
+	default:
+		addGo(dst, a, b)
+	}
+}
+
 func scale(x []float32, s float32) {
 	switch n := len(x); {
 	case n == 0:

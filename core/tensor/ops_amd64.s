@@ -1137,3 +1137,53 @@ cols2loop:
 cols2done:
 	VZEROUPPER
 	RET
+
+// func addAVX512(dst, a, b *float32, n int)
+// dst[i] = a[i] + b[i]; dst may be a or b.
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+
+addloop:
+	TESTQ CX, CX
+	JLE   adddone
+	TAILMASK(addmask)
+	VMOVUPS.Z (SI), K7, Z0
+	VMOVUPS.Z (DX), K7, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K7, (DI)
+	ADDQ      $64, DI
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	SUBQ      $16, CX
+	JMP       addloop
+
+adddone:
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, a, b *float32, n int)
+// dst[i] = a[i] + b[i] for n a multiple of 8; dst may be a or b.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   add2done
+
+add2loop:
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     add2loop
+
+add2done:
+	VZEROUPPER
+	RET

@@ -261,6 +261,26 @@ func testRowKernelsAsm(t *testing.T) {
 			if math.Abs(ss-wss) > 1e-14*wss {
 				t.Fatalf("sumSquares n=%d: %g, Go twin %g", n, ss, wss)
 			}
+			y := opsInput(rng, n, 0, 3)
+			ad, wad := make([]float32, n+1), make([]float32, n)
+			ad[n] = 42
+			add(ad[:n], x, y)
+			addGo(wad, x, y)
+			for i := range wad {
+				if !sameBits(ad[i], wad[i]) {
+					t.Fatalf("add n=%d [%d]: %g, Go twin %g", n, i, ad[i], wad[i])
+				}
+			}
+			if ad[n] != 42 {
+				t.Fatalf("add n=%d wrote past dst", n)
+			}
+			inPlace := append([]float32(nil), x...)
+			add(inPlace, inPlace, y) // dst aliasing a, as AddBias calls it
+			for i := range wad {
+				if !sameBits(inPlace[i], wad[i]) {
+					t.Fatalf("add in place n=%d [%d]: %g, Go twin %g", n, i, inPlace[i], wad[i])
+				}
+			}
 			sc, wsc := append([]float32(nil), x...), append([]float32(nil), x...)
 			scale(sc, 0.37)
 			scaleGo(wsc, 0.37)
