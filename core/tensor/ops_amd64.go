@@ -244,7 +244,6 @@ func rowMax(x []float32) float32 {
 	return maxAdd(x, nil)
 }
 
-// scale multiplies x by s in place (see Scale).
 //go:noescape
 func addAVX512(dst, a, b *float32, n int)
 
@@ -270,6 +269,7 @@ func add(dst, a, b []float32) {
 	}
 }
 
+// scale multiplies x by s in place (see Scale).
 func scale(x []float32, s float32) {
 	switch n := len(x); {
 	case n == 0:
