@@ -25,9 +25,6 @@ func rowMax(x []float32) float32 { return rowMaxGo(x) }
 // scale multiplies x by s in place (see Scale).
 func scale(x []float32, s float32) { scaleGo(x, s) }
 
-// add sets dst[i] = a[i] + b[i] (see Add).
-func add(dst, a, b []float32) { addGo(dst, a, b) }
-
 // sumSquares is the sum of x[i]² in float64 (see SumSquares).
 func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
 

@@ -18,3 +18,6 @@ func gelu(x []float32) { geluGo(x) }
 
 // opsName names the element-wise kernels in use (see Kernels).
 func opsName() string { return "go" }
+
+// add sets dst[i] = a[i] + b[i] (see Add).
+func add(dst, a, b []float32) { addGo(dst, a, b) }

@@ -240,3 +240,14 @@ func simdMax(v simd.Float32s) float32 {
 
 // opsName names the element-wise kernels in use (see Kernels).
 func opsName() string { return "wasm-simd" }
+
+// add sets dst[i] = a[i] + b[i] (see Add) four lanes at a time; dst may be a or b.
+func add(dst, a, b []float32) {
+	n := len(dst)
+	a, b = a[:n], b[:n]
+	i := 0
+	for ; i+simdLanes <= n; i += simdLanes {
+		simd.LoadFloat32s(a[i : i+simdLanes]).Add(simd.LoadFloat32s(b[i : i+simdLanes])).Store(dst[i : i+simdLanes])
+	}
+	addGo(dst[i:], a[i:], b[i:])
+}

@@ -190,6 +190,32 @@ func TestGELUSIMDvsGo(t *testing.T) {
 	}
 }
 
+// TestAddSIMDvsGo: AddBias and Add (SIMD) give the bits of addGo, in place too.
+func TestAddSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, n := range []int{1, 3, 4, 5, 8, 9, 127, 128, 129} {
+		x, y := randSlice(rng, 3*n, 3), randSlice(rng, n, 3)
+		want := append([]float32(nil), x...)
+		for r := 0; r < 3; r++ {
+			addGo(want[r*n:(r+1)*n], want[r*n:(r+1)*n], y)
+		}
+		got := append([]float32(nil), x...)
+		AddBias(got, y, n)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: element %d: AddBias %g, addGo %g", n, i, got[i], want[i])
+			}
+		}
+		sum := make([]float32, n)
+		Add(sum, x[:n], y)
+		for i := range sum {
+			if math.Float32bits(sum[i]) != math.Float32bits(x[i]+y[i]) {
+				t.Fatalf("n=%d: element %d: Add %g, want %g", n, i, sum[i], x[i]+y[i])
+			}
+		}
+	}
+}
+
 // TestSoftmaxSIMDvsGo compares SoftmaxRows (SIMD) with softmaxRowGo and a float64 softmax, with
 // and without an additive mask (0 or -1e4, and the float32 minimum that some models use).
 func TestSoftmaxSIMDvsGo(t *testing.T) {
