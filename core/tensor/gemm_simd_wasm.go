@@ -19,31 +19,31 @@ const simdLanes = 4
 //
 // a is a packed A sliver [kc][2], b a packed B sliver [kc][16].
 func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
-	var acc [32]float32
-	gemmDotSIMD2x16(&acc, a[:2*kc], b[:16*kc])
 	r0 := (*[16]float32)(c[:16])
 	r1 := (*[16]float32)(c[ldc : ldc+16])
 	if beta == 0 {
-		*r0 = [16]float32(acc[:16])
-		*r1 = [16]float32(acc[16:])
+		// The accumulators go straight to C: no round trip through memory on the stack.
+		gemmDotSIMD2x16(r0, r1, a[:2*kc], b[:16*kc])
 		return
 	}
+	var acc0, acc1 [16]float32
+	gemmDotSIMD2x16(&acc0, &acc1, a[:2*kc], b[:16*kc])
 	vb := simd.BroadcastFloat32s(beta)
 	for j := 0; j < 16; j += simdLanes {
 		x0 := simd.LoadFloat32s(r0[j : j+simdLanes])
 		x1 := simd.LoadFloat32s(r1[j : j+simdLanes])
-		simd.LoadFloat32s(acc[j : j+simdLanes]).Add(x0.Mul(vb)).Store(r0[j : j+simdLanes])
-		simd.LoadFloat32s(acc[16+j : 16+j+simdLanes]).Add(x1.Mul(vb)).Store(r1[j : j+simdLanes])
+		simd.LoadFloat32s(acc0[j : j+simdLanes]).Add(x0.Mul(vb)).Store(r0[j : j+simdLanes])
+		simd.LoadFloat32s(acc1[j : j+simdLanes]).Add(x1.Mul(vb)).Store(r1[j : j+simdLanes])
 	}
 }
 
-// gemmDotSIMD2x16 stores into acc the 2×16 tile of sums over the packed slivers a [kc][2] and
-// b [kc][16] (acc[i*16+j], row i, column j). Eight accumulators, four B vectors and two
+// gemmDotSIMD2x16 stores into c0 and c1 the two rows of the 2×16 tile of sums over the packed
+// slivers a [kc][2] and b [kc][16]. Eight accumulators, four B vectors and two
 // broadcast A values use 14 of the wasm backend's 16 vector registers (4×16 and 8×8 tiles
 // spilled and ran slower). wasm SIMD has no fused multiply-add: Mul then Add. The loop
 // reslices and converts to array pointers so that no bounds check is left inside it, and takes
 // two depth steps per turn.
-func gemmDotSIMD2x16(acc *[32]float32, a, b []float32) {
+func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 simd.Float32s
 	for len(a) >= 4 && len(b) >= 32 {
 		ap := (*[4]float32)(a)
@@ -97,14 +97,14 @@ func gemmDotSIMD2x16(acc *[32]float32, a, b []float32) {
 		c12 = c12.Add(a1.Mul(b2))
 		c13 = c13.Add(a1.Mul(b3))
 	}
-	c00.Store(acc[0:4])
-	c01.Store(acc[4:8])
-	c02.Store(acc[8:12])
-	c03.Store(acc[12:16])
-	c10.Store(acc[16:20])
-	c11.Store(acc[20:24])
-	c12.Store(acc[24:28])
-	c13.Store(acc[28:32])
+	c00.Store(c0[0:4])
+	c01.Store(c0[4:8])
+	c02.Store(c0[8:12])
+	c03.Store(c0[12:16])
+	c10.Store(c1[0:4])
+	c11.Store(c1[4:8])
+	c12.Store(c1[8:12])
+	c13.Store(c1[12:16])
 }
 
 // gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
