@@ -68,6 +68,7 @@ DOCS=${DOCS:-tinydata/corpus/docs.txt.gz}
 # The held-out text the runs and the card are scored on: the unchanged comparison point.
 # tinydata/corpus/heldout-modern.txt is the held-out split of the new sources (bertlab eval).
 HELDOUT=${HELDOUT:-tinydata/pretrain/heldout.txt}
+HELDOUT_MODERN=${HELDOUT_MODERN:-tinydata/corpus/heldout-modern.txt}
 
 # plain_text FILE DIR: FILE as a plain text file (FILE itself, or DIR/NAME unpacked from it when
 # it is gzip-compressed and not unpacked yet), printed. bertlab vocab reads plain text only.
@@ -96,8 +97,12 @@ card() {
     [ -f "$f" ] && { cat "$f"; echo; } >>"$WORK/extra.md"
   done
   [ -s "$WORK/extra.md" ] && extra=(--extra "$WORK/extra.md")
-  "$BERTLAB" modelcard --run "$WORK/final" --heldout "$HELDOUT" --out "$OUT" --name "$NAME" \
-    --recipe "$WORK/recipe.txt" --note "$NOTE" "${extra[@]}"
+  # The training text as the run read it (for the data figures and the trigram baseline).
+  local trainf=()
+  for _ in $(seq "$PROSE_WEIGHT"); do trainf+=(--train "$PROSE"); done
+  trainf+=(--train "$DOCS")
+  "$BERTLAB" modelcard --run "$WORK/final" --heldout "$HELDOUT" --heldout-also "$HELDOUT_MODERN" --out "$OUT" --name "$NAME" \
+    --recipe "$WORK/recipe.txt" --note "$NOTE" "${trainf[@]}" "${extra[@]}"
 }
 
 # measure: the step time of each candidate size on this machine (a few steps each; the first

@@ -13,7 +13,7 @@ func init() {
 	commands["modelcard"] = command{"write a pre-training run's model folder (F16) with its model card: loss curve, held-out masked LM, cloze sentences", runModelCard}
 }
 
-const modelCardUsage = "bertlab modelcard --run DIR --out DIR [--heldout FILE] [--train FILE] [--name NAME] [--recipe FILE] [--note TEXT] [--cloze FILE] [--extra FILE.md] [--dtype F16]"
+const modelCardUsage = "bertlab modelcard --run DIR --out DIR [--heldout FILE] [--heldout-also FILE]... [--train FILE]... [--name NAME] [--recipe FILE] [--note TEXT] [--cloze FILE] [--extra FILE.md] [--dtype F16]"
 
 func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("modelcard", flag.ContinueOnError)
@@ -21,7 +21,8 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.Run, "run", "", "output folder of bertlab pretrain: the final model and trainer_state.json")
 	flags.StringVar(&o.Out, "out", "", "model folder to write: config.json, model.safetensors, vocab.txt, tokenizer_config.json, README.md, loss.png")
 	flags.StringVar(&o.Heldout, "heldout", "", "held-out text for `bertlab eval --task mlm` (one sentence a line, blank line between documents)")
-	flags.StringVar(&o.Train, "train", "tinydata/pretrain/train.txt", "the training text, for the card's data figures (\"\": leave them out)")
+	flags.Var((*stringList)(&o.AlsoHeldout), "heldout-also", "more held-out text scored the same way, beside the trigram baseline (repeatable)")
+	flags.Var((*stringList)(&o.Train), "train", "the training text as the run read it (repeat for several files, a file twice counts twice): the card's data figures and the trigram baseline (default "+modelcard.DefaultTrain+"; \"\": none)")
 	flags.StringVar(&o.Name, "name", "", "the model's name (default: the base name of --out)")
 	flags.StringVar(&o.Recipe, "recipe", "", "file with the commands that made the run, quoted under \"How to reproduce\"")
 	flags.StringVar(&o.Note, "note", "", "one line for note.txt (the page shows it) and the top of the card, e.g. that this is a preview")

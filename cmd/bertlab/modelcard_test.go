@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestModelCard(t *testing.T) {
 	cloze := writeText(t, "The cat sat on the [MASK].\nA [MASK] sang in the tree.\n")
 	recipe := writeText(t, "bertlab vocab ...\nbertlab pretrain ...\n")
 	extra := writeText(t, "## Fine-tuning\n\nSentiment: to come.\n")
-	args := []string{"modelcard", "--run", run, "--out", out, "--heldout", data, "--train", data, "--recipe", recipe,
+	args := []string{"modelcard", "--run", run, "--out", out, "--heldout", data, "--heldout-also", data, "--train", data, "--recipe", recipe,
 		"--note", "A test model: three steps.", "--cloze", cloze, "--extra", extra}
 	stdout, stderr, code := bertlab(t, "", args...)
 	if code != 0 {
@@ -42,6 +43,24 @@ func TestModelCard(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+	// The trigram baseline is scored on the very positions of the held-out evaluation.
+	var evalN, baseN int
+	var baseAcc float64
+	for _, line := range strings.Split(stdout, "\n") {
+		if i := strings.LastIndex(line, " over "); strings.HasPrefix(line, "held-out masked LM:") && i > 0 {
+			fmt.Sscanf(line[i:], " over %d predictions", &evalN)
+		}
+		if strings.HasPrefix(line, "trigram count baseline") {
+			fmt.Sscanf(line, "trigram count baseline on the same positions: top-1 %f over %d predictions", &baseAcc, &baseN)
+		}
+	}
+	// The same file again as --heldout-also: the same figures.
+	if !strings.Contains(stdout, fmt.Sprintf(" over %d predictions, trigram baseline %.4f", evalN, baseAcc)) {
+		t.Errorf("--heldout-also with the held-out file itself: want its %d predictions and baseline %.4f again\n%s", evalN, baseAcc, stdout)
+	}
+	if evalN == 0 || baseN != evalN || baseAcc < 0 || baseAcc > 1 {
+		t.Errorf("trigram baseline over %d predictions (top-1 %g), the held-out evaluation over %d: want the same positions\n%s", baseN, baseAcc, evalN, stdout)
 	}
 
 	f, err := hf.LoadFolder(out)
@@ -76,7 +95,7 @@ func TestModelCard(t *testing.T) {
 	}
 	card := string(readme)
 	for _, want := range []string{
-		"# tiny-test\n", "> **A test model: three steps.**",
+		"# tiny-test\n", "> **A test model: three steps.**", "The trigram count baseline on the same", "| held-out file | top-1 | top-5 | perplexity | predictions | trigram baseline top-1 |",
 		"| layers, hidden size, heads, intermediate size | 2, 128, 2, 512 |",
 		"| vocabulary | 80 WordPiece tokens",
 		"| steps | 3 of 3, batch 4 sequences |",

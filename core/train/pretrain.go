@@ -336,10 +336,24 @@ func EvaluateMLMFile(m *bert.Model, tok *tokenizer.Tokenizer, path string, c MLM
 	if m.MLM == nil {
 		return MLMMetrics{}, 0, fmt.Errorf("evaluate: the model has no masked-LM head (cls.predictions)")
 	}
-	S := min(c.SeqLen, m.Config.MaxPositionEmbeddings)
-	docs, err := ReadDocumentsFile(path, tok)
+	insts, padID, err := MLMEvalInstances(tok, path, c, m.Config.MaxPositionEmbeddings)
 	if err != nil {
 		return MLMMetrics{}, 0, err
+	}
+	r, err := EvaluateMLM(m, insts, padID, c.Batch)
+	if err != nil {
+		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, len(insts), nil
+}
+
+// MLMEvalInstances are the masked instances EvaluateMLMFile scores on the file path for a
+// model of maxPositions positions, and the padding id; TrigramModel.Evaluate scores the same.
+func MLMEvalInstances(tok *tokenizer.Tokenizer, path string, c MLMEvalConfig, maxPositions int) ([]Instance, int, error) {
+	S := min(c.SeqLen, maxPositions)
+	docs, err := ReadDocumentsFile(path, tok)
+	if err != nil {
+		return nil, 0, err
 	}
 	dc := DefaultData(S, c.Seed)
 	dc.Instances = InstanceConfig{MaxSeqLength: S, Task: NoSentenceTask}
@@ -347,13 +361,9 @@ func EvaluateMLMFile(m *bert.Model, tok *tokenizer.Tokenizer, path string, c MLM
 	dc.Masking.MaxPredictions = 0
 	d, err := NewPretrainData(tok, docs, dc)
 	if err != nil {
-		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
-	r, err := EvaluateMLM(m, d.Fixed(), d.PadID, c.Batch)
-	if err != nil {
-		return MLMMetrics{}, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, len(d.Instances), nil
+	return d.Fixed(), d.PadID, nil
 }
 
 // StartModel makes the model a pre-training run starts from, and its tokenizer: a random model

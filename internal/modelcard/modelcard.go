@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/dataset"
@@ -60,9 +61,14 @@ type Options struct {
 	// Out is the model folder to write: config.json, model.safetensors, vocab.txt,
 	// tokenizer_config.json, README.md, loss.png (and note.txt with a Note).
 	Out string
-	// Heldout is held-out text for the masked-LM figures ("": none); Train is the training text,
-	// for the card's data figures ("": leave them out).
-	Heldout, Train string
+	// Heldout is held-out text for the masked-LM figures ("": none); AlsoHeldout more
+	// held-out files scored the same way, each with the trigram baseline (a table of their own).
+	Heldout     string
+	AlsoHeldout []string
+	// Train is the training text as the run read it (a file given twice counts twice): the
+	// card's data figures and the trigram count baseline. Nil means DefaultTrain; "" entries
+	// are skipped, so []string{""} leaves them out.
+	Train []string
 	// Name is the model's name (default: the base name of Out).
 	Name string
 	// Note is one line for note.txt (the page shows it) and the top of the card.
@@ -76,6 +82,9 @@ type Options struct {
 	// DType is the storage dtype of model.safetensors (default F16).
 	DType hf.DType
 }
+
+// DefaultTrain is the training text a card assumes when Options.Train is nil.
+const DefaultTrain = "tinydata/pretrain/train.txt"
 
 // Write writes the model folder o.Out from the run o.Run with its model card, and a summary to
 // stdout. Weights larger than MaxShippedWeights are written, then reported as an error.
@@ -191,11 +200,40 @@ func Write(o Options, stdout io.Writer) error {
 		}
 	}
 
+	trainFiles := o.Train
+	if trainFiles == nil {
+		trainFiles = []string{DefaultTrain}
+	}
+	trainFiles = slices.DeleteFunc(slices.Clone(trainFiles), func(p string) bool { return p == "" })
+	var baseline *baselineResult
+	if o.Heldout != "" && len(trainFiles) > 0 {
+		if baseline, err = trigramBaseline(shipped, trainFiles, o.Heldout); err != nil {
+			return err
+		}
+	}
+
+	var also []heldoutFigures
+	for _, h := range o.AlsoHeldout {
+		r, _, err := train.EvaluateMLMFile(shipped.Model, shipped.Tokenizer, h, train.DefaultMLMEval())
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		fig := heldoutFigures{Path: h, Eval: r}
+		if len(trainFiles) > 0 {
+			if fig.Base, err = trigramBaseline(shipped, trainFiles, h); err != nil {
+				return err
+			}
+		}
+		also = append(also, fig)
+	}
+
 	var stats []corpusStats
-	for _, p := range []string{o.Train, o.Heldout} {
-		if p == "" {
+	seen := map[string]bool{}
+	for _, p := range append(slices.Clone(trainFiles), o.Heldout) {
+		if p == "" || seen[p] {
 			continue
 		}
+		seen[p] = true
 		docs, err := train.ReadDocumentsFile(p, shipped.Tokenizer)
 		if err != nil {
 			return err
@@ -223,7 +261,7 @@ func Write(o Options, stdout io.Writer) error {
 		return err
 	}
 	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, State: st, Meta: meta,
-		Eval: eval, EvalCmd: evalCmd, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
+		Eval: eval, EvalCmd: evalCmd, Baseline: baseline, Also: also, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
 		return err
 	}
@@ -239,6 +277,16 @@ func Write(o Options, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, hf.WeightsFile, dt, human.Bytes(size), CardFile, LossCurveFile)
 	if eval != nil {
 		fmt.Fprintf(stdout, "held-out masked LM: top-1 %.4f, top-5 %.4f, perplexity %.2f over %d predictions\n", eval.Accuracy, eval.Top5, eval.Perplexity, eval.N)
+	}
+	if baseline != nil {
+		fmt.Fprintf(stdout, "trigram count baseline on the same positions: top-1 %.4f over %d predictions\n", baseline.Accuracy, baseline.N)
+	}
+	for _, h := range also {
+		fmt.Fprintf(stdout, "%s: masked LM top-1 %.4f over %d predictions", h.Path, h.Eval.Accuracy, h.Eval.N)
+		if h.Base != nil {
+			fmt.Fprintf(stdout, ", trigram baseline %.4f", h.Base.Accuracy)
+		}
+		fmt.Fprintln(stdout)
 	}
 	for _, r := range results[:min(3, len(results))] {
 		fmt.Fprintf(stdout, "%s -> %s\n", r.Text, predictionList(r.Predictions, false))
@@ -307,6 +355,8 @@ type modelCard struct {
 	Meta            map[string]string
 	Eval            *train.MLMMetrics
 	EvalCmd         string
+	Baseline        *baselineResult
+	Also            []heldoutFigures
 	Cloze           []clozeResult
 	Neighbours      []pipeline.NeighbourShare
 	Stats           []corpusStats
@@ -412,8 +462,26 @@ func (c modelCard) markdown() string {
 		p("```\n%s\n```\n\n", c.EvalCmd)
 		p("| top-1 accuracy | top-5 accuracy | perplexity | predictions |\n|---:|---:|---:|---:|\n")
 		p("| %.2f%% | %.2f%% | %.2f | %s |\n\n", 100*c.Eval.Accuracy, 100*c.Eval.Top5, c.Eval.Perplexity, human.Commas(int64(c.Eval.N)))
+		if b := c.Baseline; b != nil {
+			p("The trigram count baseline on the same %s masked positions (for each, the token seen most often\n", human.Commas(int64(b.N)))
+			p("between the same two neighbours in the training text, else next to either neighbour, else the\n")
+			p("most frequent token; `train.TrigramModel`, counted on %s): **top-1 %.2f%%**.\n\n", strings.Join(b.Train, ", "), 100*b.Accuracy)
+		}
 	} else {
 		p("(No held-out evaluation was run for this card.)\n\n")
+	}
+	if len(c.Also) > 0 {
+		p("The same figures on more held-out text (`bertlab eval --task mlm --data FILE`), each beside the\n")
+		p("trigram count baseline on the same positions:\n\n")
+		p("| held-out file | top-1 | top-5 | perplexity | predictions | trigram baseline top-1 |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, h := range c.Also {
+			base := "-"
+			if h.Base != nil {
+				base = fmt.Sprintf("%.2f%%", 100*h.Base.Accuracy)
+			}
+			p("| `%s` | %.2f%% | %.2f%% | %.2f | %s | %s |\n", h.Path, 100*h.Eval.Accuracy, 100*h.Eval.Top5, h.Eval.Perplexity, human.Commas(int64(h.Eval.N)), base)
+		}
+		p("\n")
 	}
 
 	p("## Cloze sentences\n\n")
@@ -617,4 +685,44 @@ func firstSentences(path string, n int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// heldoutFigures are one more held-out file's masked-LM figures and trigram baseline.
+type heldoutFigures struct {
+	Path string
+	Eval train.MLMMetrics
+	Base *baselineResult
+}
+
+// baselineResult is the trigram count baseline's score on the held-out positions.
+type baselineResult struct {
+	Accuracy float64
+	N        int
+	Train    []string // the files counted, once each as named (a repeat counts twice)
+}
+
+// trigramBaseline counts the training files' trigrams (train.TrigramModel) and scores them on
+// the masked positions that the card's held-out evaluation scores the model on.
+func trigramBaseline(f *hf.Folder, trainFiles []string, heldout string) (*baselineResult, error) {
+	docs, err := train.ReadDocumentsFiles(trainFiles, f.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	tm, err := train.NewTrigramModel(docs, f.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	insts, _, err := train.MLMEvalInstances(f.Tokenizer, heldout, train.DefaultMLMEval(), f.Model.Config.MaxPositionEmbeddings)
+	if err != nil {
+		return nil, err
+	}
+	c, n := tm.Evaluate(insts)
+	if n == 0 {
+		return nil, fmt.Errorf("%s: no masked position for the trigram baseline", heldout)
+	}
+	var names []string
+	for _, p := range trainFiles {
+		names = append(names, "`"+p+"`")
+	}
+	return &baselineResult{Accuracy: float64(c) / float64(n), N: n, Train: names}, nil
 }
