@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -127,7 +128,7 @@ func (f *features) forEachLogits(ctx context.Context, m *bert.TaskModel, batchSi
 }
 
 // argmax returns the index of the largest value (the first of equal ones, as torch.argmax).
-func argmax(x []float32) int {
+func argmax[T cmp.Ordered](x []T) int {
 	best := 0
 	for i, v := range x {
 		if v > x[best] {

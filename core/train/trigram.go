@@ -59,7 +59,7 @@ func NewTrigramModel(docs []TokenDocument, tok *tokenizer.Tokenizer) (*TrigramMo
 	if len(tri) == 0 {
 		return nil, fmt.Errorf("trigram model: no token to count")
 	}
-	t := &TrigramModel{unigram: argmaxCount(uni)}
+	t := &TrigramModel{unigram: argmax(uni)}
 	slices.Sort(tri)
 	const low = 1<<trigramBits - 1
 	bestN := int64(0)
@@ -93,17 +93,6 @@ func countPairs(keys []uint64) []pairCount {
 		i = j
 	}
 	return out
-}
-
-// argmaxCount is the index of the largest count (the first of equals).
-func argmaxCount(c []int64) int {
-	best := 0
-	for i, n := range c {
-		if n > c[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // neighbourRange is the part of ps whose neighbour is a.
