@@ -376,8 +376,8 @@ func (c modelCard) markdown() string {
 		p("> **%s**\n\n", c.Note)
 	}
 	p("A small BERT (%d layers, hidden size %d) pre-trained from scratch by bertlab, in pure Go, on the\n", mc.NumHiddenLayers, mc.HiddenSize)
-	p("English text that the repository carries (tinydata): Jane Austen's six novels and the glosses and\n")
-	p("example sentences of WordNet 3.0. It is bertlab's built-in model, the one the page and\n")
+	p("English text that the repository carries (tinydata; the files under \"Data\"). It is bertlab's\n")
+	p("built-in model, the one the page and\n")
 	p("`bertlab fill-mask` use when no other model is given. It is a HuggingFace model folder:\n")
 	p("`BertForPreTraining.from_pretrained(...)` and `BertTokenizer.from_pretrained(...)` load it.\n\n")
 
@@ -398,10 +398,11 @@ func (c modelCard) markdown() string {
 	}
 
 	p("## Data\n\n")
-	p("`tinydata/pretrain/` (see `tinydata/SOURCES.md` for the packages, licences and notices, and\n")
-	p("how `make tinydata` rebuilds the files byte for byte): one sentence a line, documents (a\n")
-	p("chapter of a novel, a WordNet synset) separated by blank lines; 2%% of the documents of each\n")
-	p("source are held out.\n\n")
+	p("The files below, from `tinydata/` (`tinydata/SOURCES.md` gives every source's package, version,\n")
+	p("licence and notice, and how `make tinydata` rebuilds the files byte for byte): one sentence a\n")
+	p("line, documents (a chapter, a WordNet synset, an address, a manual page) separated by blank\n")
+	p("lines; a file named more than once was read that many times an epoch. The held-out documents\n")
+	p("are in none of the training files.\n\n")
 	if len(c.Stats) > 0 {
 		p("| file | documents | sentences | WordPiece tokens | [UNK] |\n|---|---:|---:|---:|---:|\n")
 		for _, s := range c.Stats {
@@ -411,7 +412,8 @@ func (c modelCard) markdown() string {
 	}
 	p("WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. (The WordNet licence,\n")
 	p("quoted in full in `tinydata/SOURCES.md`, asks that its notice go with copies of the database;\n")
-	p("this model is not a copy, but it learnt from it.) Jane Austen's novels are in the public domain.\n\n")
+	p("this model is not a copy, but it learnt from it.) The notices of the other sources are in\n")
+	p("`tinydata/SOURCES.md`.\n\n")
 
 	p("## Training\n\n")
 	p("| | |\n|---|---|\n")
