@@ -700,7 +700,7 @@ type heldoutFigures struct {
 type baselineResult struct {
 	Accuracy float64
 	N        int
-	Train    []string // the files counted, once each as named (a repeat counts twice)
+	Train    []string // the files counted, each once with "×n" when read n times
 }
 
 // trigramBaseline counts the training files' trigrams (train.TrigramModel) and scores them on
@@ -722,9 +722,18 @@ func trigramBaseline(f *hf.Folder, trainFiles []string, heldout string) (*baseli
 	if n == 0 {
 		return nil, fmt.Errorf("%s: no masked position for the trigram baseline", heldout)
 	}
-	var names []string
+	var names []string // each file once, with the times it was read
+	count := map[string]int{}
 	for _, p := range trainFiles {
-		names = append(names, "`"+p+"`")
+		if count[p]++; count[p] == 1 {
+			names = append(names, p)
+		}
+	}
+	for i, p := range names {
+		names[i] = "`" + p + "`"
+		if n := count[p]; n > 1 {
+			names[i] += fmt.Sprintf(" ×%d", n)
+		}
 	}
 	return &baselineResult{Accuracy: float64(c) / float64(n), N: n, Train: names}, nil
 }
