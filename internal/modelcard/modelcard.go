@@ -322,7 +322,8 @@ func lossChart(name string, st train.TrainerState) chart {
 	for _, e := range st.LogHistory {
 		switch e.Kind {
 		case train.EventStep:
-			sx, sy = append(sx, float64(e.Step)), append(sy, e.Loss)
+			// The masked-LM term alone: the total adds NSP or, early on, the neighbour prior.
+			sx, sy = append(sx, float64(e.Step)), append(sy, e.MLMLoss)
 		case train.EventEval:
 			if l, ok := e.Metrics["mlm_loss"]; ok {
 				ex, ey = append(ex, float64(e.Step)), append(ey, l)
@@ -441,10 +442,10 @@ func (c modelCard) markdown() string {
 		tail := steps[len(steps)-min(k, len(steps)):]
 		mean := 0.0
 		for _, e := range tail {
-			mean += e.Loss
+			mean += e.MLMLoss
 		}
 		mean /= float64(len(tail))
-		p("Training loss (masked-LM cross-entropy, nats): %.3f at step %d, %.3f averaged over the last %d steps.\n\n", first.Loss, first.Step, mean, len(tail))
+		p("Training loss (masked-LM cross-entropy, nats): %.3f at step %d, %.3f averaged over the last %d steps.\n\n", first.MLMLoss, first.Step, mean, len(tail))
 	}
 	p("![masked-LM loss during pre-training](%s)\n\n", LossCurveFile)
 	if len(evals) > 0 {
