@@ -194,7 +194,7 @@ func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, a
 		gemmCheck("B", b, k, n, ldb)
 	}
 	if threads < 2 {
-		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, 0, beta, c, ldc)
 		return
 	}
 	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
@@ -238,9 +238,9 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 	sb := s1 - s0
 	if j.pb != nil {
 		if j.splitN {
-			gemmSerialPacked(j.m, sb, j.alpha, j.a, j.lda, j.pb, s0, j.beta, j.c[s0:], j.ldc)
+			gemmSerial(j.kern, false, true, j.m, sb, j.k, j.alpha, j.a, j.lda, nil, 0, j.pb, s0, j.beta, j.c[s0:], j.ldc)
 		} else {
-			gemmSerialPacked(sb, j.n, j.alpha, j.a[s0*j.lda:], j.lda, j.pb, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
+			gemmSerial(j.kern, false, true, sb, j.n, j.k, j.alpha, j.a[s0*j.lda:], j.lda, nil, 0, j.pb, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
 		}
 		return
 	}
@@ -249,14 +249,14 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 		if j.transB {
 			bs = j.b[s0*j.ldb:]
 		}
-		gemmSerial(j.kern, j.transA, j.transB, j.m, sb, j.k, j.alpha, j.a, j.lda, bs, j.ldb, j.beta, j.c[s0:], j.ldc)
+		gemmSerial(j.kern, j.transA, j.transB, j.m, sb, j.k, j.alpha, j.a, j.lda, bs, j.ldb, nil, 0, j.beta, j.c[s0:], j.ldc)
 		return
 	}
 	as := j.a[s0:]
 	if !j.transA {
 		as = j.a[s0*j.lda:]
 	}
-	gemmSerial(j.kern, j.transA, j.transB, sb, j.n, j.k, j.alpha, as, j.lda, j.b, j.ldb, j.beta, j.c[s0*j.ldc:], j.ldc)
+	gemmSerial(j.kern, j.transA, j.transB, sb, j.n, j.k, j.alpha, as, j.lda, j.b, j.ldb, nil, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -278,22 +278,29 @@ func gemmScale(m, n int, beta float32, c []float32, ldc int) {
 }
 
 // gemmSerial runs the blocked algorithm (BLIS loop order jc, pc, ic, jr, ir) on one goroutine.
-// Sizes are positive and the slices already checked.
-func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// Sizes are positive and the slices already checked. With pb (GemmPackedB), B is not packed
+// here: C's columns [0, n) are pb's columns [col0, col0+n) (col0 a multiple of nr).
+func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, col0 int, beta float32, c []float32, ldc int) {
 	buf := gemmBufs.get()
 	defer gemmBufs.put(buf)
 	mr, nr := kern.mr, kern.nr
 	kcMax := min(kern.kc, k)
 	mcMax := min(kern.mc, ceilDiv(m, mr)*mr)
-	ncMax := min(kern.nc, ceilDiv(n, nr)*nr)
 	buf.a = grow(buf.a, mcMax*kcMax)
-	buf.b = grow(buf.b, ncMax*kcMax)
+	if pb == nil {
+		buf.b = grow(buf.b, min(kern.nc, ceilDiv(n, nr)*nr)*kcMax)
+	}
 	buf.tile = grow(buf.tile, mr*nr)
 	for jc := 0; jc < n; jc += kern.nc {
 		nb := min(kern.nc, n-jc)
-		for pc := 0; pc < k; pc += kern.kc {
+		for blk, pc := 0, 0; pc < k; blk, pc = blk+1, pc+kern.kc {
 			kb := min(kern.kc, k-pc)
-			gemmPackB(kern.trans8, buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
+			pbs := buf.b
+			if pb != nil {
+				pbs = pb.data[pb.off[blk]+(col0+jc)*kb:]
+			} else {
+				gemmPackB(kern.trans8, buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
+			}
 			bet := beta
 			if pc > 0 {
 				bet = 1 // later depth blocks add to what the first one stored
@@ -301,7 +308,7 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
 				gemmPackA(kern.trans8, buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
-				gemmMacro(kern, kb, mb, nb, buf.a, buf.b, buf.tile, c[ic*ldc+jc:], ldc, bet)
+				gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
 			}
 		}
 	}

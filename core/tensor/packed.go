@@ -72,7 +72,7 @@ func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *Pac
 	}
 	gemmCheck("A", a, m, k, lda)
 	if threads < 2 {
-		gemmSerialPacked(m, n, alpha, a, lda, pb, 0, beta, c, ldc)
+		gemmSerial(kern, false, true, m, n, k, alpha, a, lda, nil, 0, pb, 0, beta, c, ldc)
 		return
 	}
 	j := gemmJobs.get()
@@ -85,34 +85,4 @@ func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *Pac
 	parallelChunks(size, ceilDiv(ceilDiv(size, threads), unit)*unit, j.strip)
 	*j = gemmJob{strip: j.strip}
 	gemmJobs.put(j)
-}
-
-// gemmSerialPacked is gemmSerial for A·wᵀ with w packed: C's columns [0, n) are pb's columns
-// [col0, col0+n) (col0 a multiple of the kernel's nr). The loops, the packing of A and the
-// kernel calls are gemmSerial's, so the sums are formed in the same order.
-func gemmSerialPacked(m, n int, alpha float32, a []float32, lda int, pb *PackedB, col0 int, beta float32, c []float32, ldc int) {
-	kern, k := pb.kern, pb.K
-	buf := gemmBufs.get()
-	defer gemmBufs.put(buf)
-	mr, nr := kern.mr, kern.nr
-	kcMax := min(kern.kc, k)
-	mcMax := min(kern.mc, ceilDiv(m, mr)*mr)
-	buf.a = grow(buf.a, mcMax*kcMax)
-	buf.tile = grow(buf.tile, mr*nr)
-	for jc := 0; jc < n; jc += kern.nc {
-		nb := min(kern.nc, n-jc)
-		for blk, pc := 0, 0; pc < k; blk, pc = blk+1, pc+kern.kc {
-			kb := min(kern.kc, k-pc)
-			pbs := pb.data[pb.off[blk]+(col0+jc)*kb:]
-			bet := beta
-			if pc > 0 {
-				bet = 1 // later depth blocks add to what the first one stored
-			}
-			for ic := 0; ic < m; ic += kern.mc {
-				mb := min(kern.mc, m-ic)
-				gemmPackA(kern.trans8, buf.a, false, a, lda, ic, pc, mb, kb, mr, alpha)
-				gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
-			}
-		}
-	}
 }
