@@ -205,9 +205,20 @@ func Write(o Options, stdout io.Writer) error {
 		trainFiles = []string{DefaultTrain}
 	}
 	trainFiles = slices.DeleteFunc(slices.Clone(trainFiles), func(p string) bool { return p == "" })
+	// The trigram baseline's counts, made once for every held-out file.
+	var tm *train.TrigramModel
+	if len(trainFiles) > 0 && (o.Heldout != "" || len(o.AlsoHeldout) > 0) {
+		docs, err := train.ReadDocumentsFiles(trainFiles, shipped.Tokenizer)
+		if err != nil {
+			return err
+		}
+		if tm, err = train.NewTrigramModel(docs, shipped.Tokenizer); err != nil {
+			return err
+		}
+	}
 	var baseline *baselineResult
-	if o.Heldout != "" && len(trainFiles) > 0 {
-		if baseline, err = trigramBaseline(shipped, trainFiles, o.Heldout); err != nil {
+	if o.Heldout != "" && tm != nil {
+		if baseline, err = trigramBaseline(shipped, tm, trainFiles, o.Heldout); err != nil {
 			return err
 		}
 	}
@@ -219,8 +230,8 @@ func Write(o Options, stdout io.Writer) error {
 			return fmt.Errorf("eval: %w", err)
 		}
 		fig := heldoutFigures{Path: h, Eval: r}
-		if len(trainFiles) > 0 {
-			if fig.Base, err = trigramBaseline(shipped, trainFiles, h); err != nil {
+		if tm != nil {
+			if fig.Base, err = trigramBaseline(shipped, tm, trainFiles, h); err != nil {
 				return err
 			}
 		}
@@ -704,17 +715,9 @@ type baselineResult struct {
 	Train    []string // the files counted, each once with "×n" when read n times
 }
 
-// trigramBaseline counts the training files' trigrams (train.TrigramModel) and scores them on
-// the masked positions that the card's held-out evaluation scores the model on.
-func trigramBaseline(f *hf.Folder, trainFiles []string, heldout string) (*baselineResult, error) {
-	docs, err := train.ReadDocumentsFiles(trainFiles, f.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	tm, err := train.NewTrigramModel(docs, f.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
+// trigramBaseline scores the training files' trigram counts tm on the masked positions that the
+// card's held-out evaluation scores the model on.
+func trigramBaseline(f *hf.Folder, tm *train.TrigramModel, trainFiles []string, heldout string) (*baselineResult, error) {
 	insts, _, err := train.MLMEvalInstances(f.Tokenizer, heldout, train.DefaultMLMEval(), f.Model.Config.MaxPositionEmbeddings)
 	if err != nil {
 		return nil, err
