@@ -258,6 +258,7 @@ func (c *AttentionView) drawBig(holder js.Value) {
 	canvas.Set("bertlabCell", cell)
 	canvas.Set("bertlabRows", R)
 	canvas.Set("bertlabCols", C)
+	canvas.Set("bertlabValues", joinValues(m)) // the matrix as drawn, row by row
 	wide, high := C*cell, R*cell
 	w, hgt := margin+wide+2, margin+high+2
 	ctx = whiteCanvas(canvas, float64(w), float64(hgt))

@@ -235,11 +235,11 @@ func drawMatrix(canvas js.Value, title string, m [][]float64, rows, cols []strin
 }
 
 // joinValues writes m row by row as "v,v,...", for tests.
-func joinValues(m [][]float64) string {
+func joinValues[T float32 | float64](m [][]T) string {
 	var b []string
 	for _, row := range m {
 		for _, v := range row {
-			b = append(b, scoreAttr(v))
+			b = append(b, scoreAttr(float64(v)))
 		}
 	}
 	return strings.Join(b, ",")

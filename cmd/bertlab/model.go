@@ -16,9 +16,17 @@ func defaultModel() string {
 	return firstModel("assets")
 }
 
-// firstModel is the first folder under assets/models that holds a config.json, as `make run`
-// picks it ("" when there is none).
+// builtinModel is the folder under assets/models of the model the page opens with (the
+// Makefile's DEFAULT_MODEL).
+const builtinModel = "bertlab-mini"
+
+// firstModel is the built-in model's folder under assets/models when it is there, else the
+// first folder there that holds a config.json ("" when there is none).
 func firstModel(assets string) string {
+	dir := filepath.Join(assets, "models", builtinModel)
+	if _, err := os.Stat(filepath.Join(dir, hf.ConfigFile)); err == nil {
+		return dir
+	}
 	matches, _ := filepath.Glob(filepath.Join(assets, "models", "*", hf.ConfigFile))
 	if len(matches) > 0 {
 		return filepath.Dir(matches[0])

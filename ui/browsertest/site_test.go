@@ -117,6 +117,9 @@ func site(t *testing.T, models map[string]*folder) string {
 	for _, f := range []string{"app.wasm", "app-scalar.wasm"} {
 		copyFile(filepath.Join(wasm, f), filepath.Join(dir, f))
 	}
+	if err := os.MkdirAll(filepath.Join(dir, "models"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for name, f := range models {
 		out := filepath.Join(dir, "models", name)
 		if err := hf.SaveFolder(out, f.Model, f.Tok, hf.SaveOptions{}); err != nil {
