@@ -11,9 +11,12 @@
 #               pulls two heads of each of the first two layers toward the previous and the next
 #               token: without it the model rests on the masked-LM plateau for thousands of steps
 #               (scripts/PRETRAIN.md, "The neighbour-head prior");
+#   2b. long    (when LONG_STEPS > 0) masked-LM training continued from stage 2's model for
+#               LONG_STEPS more steps with a fresh schedule (warm-up to LONG_LR, linear decay) and
+#               another seed (LONG_SEED: new masks and order), into $WORK/long;
 #   3. nsp      the model trained on with next-sentence prediction as well (its NSP head and
 #               pooler start random), so that the page's next-sentence views have a trained head,
-#               into $WORK/final;
+#               into $WORK/final ($WORK/final-long after stage 2b);
 #   4. card     the final weights stored as F16 in $OUT with vocab.txt, tokenizer_config.json and
 #               a README.md model card: data, configuration, loss curve (loss.png), held-out
 #               masked-LM figures and the cloze sentences (bertlab modelcard).
@@ -31,7 +34,7 @@
 # the vocabulary.
 #
 # Overrides (environment): PRESET, VOCAB_SIZE, POSITIONS, SEQ, BATCH, PROSE_WEIGHT,
-# MLM_STEPS, MLM_LR, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS,
+# MLM_STEPS, MLM_LR, LONG_STEPS, LONG_LR, LONG_SEED, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS,
 # SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for measure CANDIDATES, MSTEPS,
 # BUDGET_MIN. A short trial: MLM_STEPS=20 PRIOR_STEPS=10 NSP_STEPS=10 NAME=trial
 # OUT=/tmp/trial WORK=/tmp/trial-work bash scripts/pretrain.sh
@@ -54,6 +57,9 @@ MLM_LR=${MLM_LR:-1e-3}
 PRIOR_HEADS=${PRIOR_HEADS:-0.0-1,0.1+1,1.0-1,1.1+1}
 PRIOR_WEIGHT=${PRIOR_WEIGHT:-1}
 PRIOR_STEPS=${PRIOR_STEPS:-2000}
+LONG_STEPS=${LONG_STEPS:-0}
+LONG_LR=${LONG_LR:-5e-4}
+LONG_SEED=${LONG_SEED:-2}
 NSP_STEPS=${NSP_STEPS:-1500}
 NSP_LR=${NSP_LR:-2e-4}
 EVAL_EVERY=${EVAL_EVERY:-500}
@@ -69,6 +75,13 @@ DOCS=${DOCS:-tinydata/corpus/docs.txt.gz}
 # tinydata/corpus/heldout-modern.txt is the held-out split of the new sources (bertlab eval).
 HELDOUT=${HELDOUT:-tinydata/pretrain/heldout.txt}
 HELDOUT_MODERN=${HELDOUT_MODERN:-tinydata/corpus/heldout-modern.txt}
+# The stages' folders: the masked-LM stages in order, then the NSP stage's.
+MLM_DIRS=("$WORK/mlm")
+FINAL="$WORK/final"
+if [ "$LONG_STEPS" -gt 0 ]; then
+  MLM_DIRS+=("$WORK/long")
+  FINAL="$WORK/final-long"
+fi
 
 # plain_text FILE DIR: FILE as a plain text file (FILE itself, or DIR/NAME unpacked from it when
 # it is gzip-compressed and not unpacked yet), printed. bertlab vocab reads plain text only.
@@ -101,7 +114,9 @@ card() {
   local trainf=()
   for _ in $(seq "$PROSE_WEIGHT"); do trainf+=(--train "$PROSE"); done
   trainf+=(--train "$DOCS")
-  "$BERTLAB" modelcard --run "$WORK/final" --heldout "$HELDOUT" --heldout-also "$HELDOUT_MODERN" --out "$OUT" --name "$NAME" \
+  local stages=()
+  for d in "${MLM_DIRS[@]}"; do stages+=(--stage "$d"); done
+  "$BERTLAB" modelcard "${stages[@]}" --run "$FINAL" --heldout "$HELDOUT" --heldout-also "$HELDOUT_MODERN" --out "$OUT" --name "$NAME" \
     --recipe "$WORK/recipe.txt" --note "$NOTE" "${trainf[@]}" "${extra[@]}"
 }
 
@@ -260,21 +275,25 @@ for _ in $(seq "$PROSE_WEIGHT"); do DATA+=(--data "$PROSE"); VOCAB_DATA+=(--data
 DATA+=(--data "$DOCS")
 VOCAB_DATA+=(--data "$DOCS_TXT")
 VOCAB_CMD=("$BERTLAB" vocab "${VOCAB_DATA[@]}" --size "$VOCAB_SIZE" --min-frequency 2 --out "$WORK/vocab")
-OPTS=(--heldout "$HELDOUT" --seed "$SEED" --batch "$BATCH" --seq "$SEQ" --dynamic --no-dropout
+OPTS=(--heldout "$HELDOUT" --batch "$BATCH" --seq "$SEQ" --dynamic --no-dropout
   --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2)
-COMMON=("${DATA[@]}" "${OPTS[@]}")
+COMMON=("${DATA[@]}" "${OPTS[@]}" --seed "$SEED")
 INIT_MODEL=("$BERTLAB" init --preset "$PRESET" --vocab "$WORK/vocab" --max-positions "$POSITIONS"
   --seed "$SEED" --out "$WORK/init")
 MLM_CMD=("$BERTLAB" pretrain --model "$WORK/init" --out "$WORK/mlm" --steps "$MLM_STEPS" --lr "$MLM_LR"
   --warmup $((MLM_STEPS / 50)) --no-nsp --neighbour-heads "$PRIOR_HEADS" --neighbour-weight "$PRIOR_WEIGHT"
   --neighbour-steps "$PRIOR_STEPS" "${COMMON[@]}")
-NSP_CMD=("$BERTLAB" pretrain --model "$WORK/mlm" --out "$WORK/final" --steps "$NSP_STEPS" --lr "$NSP_LR"
+LONG_CMD=("$BERTLAB" pretrain --model "$WORK/mlm" --out "$WORK/long" --steps "$LONG_STEPS" --lr "$LONG_LR"
+  --warmup $((LONG_STEPS / 50)) --no-nsp "${DATA[@]}" "${OPTS[@]}" --seed "$LONG_SEED")
+NSP_CMD=("$BERTLAB" pretrain --model "${MLM_DIRS[-1]}" --out "$FINAL" --steps "$NSP_STEPS" --lr "$NSP_LR"
   --warmup $((NSP_STEPS / 10)) "${COMMON[@]}")
 
 # The recipe, as the model card quotes it.
 {
   echo "gzip -dc $PROSE > $PROSE_TXT; gzip -dc $DOCS > $DOCS_TXT"
-  for c in VOCAB_CMD INIT_MODEL MLM_CMD NSP_CMD; do
+  cmds=(VOCAB_CMD INIT_MODEL MLM_CMD)
+  [ "$LONG_STEPS" -gt 0 ] && cmds+=(LONG_CMD)
+  for c in "${cmds[@]}" NSP_CMD; do
     eval "echo \"\${$c[*]}\""
   done
 } >"$WORK/recipe.txt"
@@ -308,8 +327,13 @@ echo "== 2/4 masked LM ($PRESET, absolute positions, $MLM_STEPS steps of $BATCH 
 [ -f "$WORK/init/config.json" ] || "${INIT_MODEL[@]}"
 stage mlm "$WORK/mlm" "$MLM_STEPS" "${MLM_CMD[@]}"
 
+if [ "$LONG_STEPS" -gt 0 ]; then
+  echo "== 2b/4 masked LM continued ($LONG_STEPS steps, peak learning rate $LONG_LR, seed $LONG_SEED)"
+  stage long "$WORK/long" "$LONG_STEPS" "${LONG_CMD[@]}"
+fi
+
 echo "== 3/4 next-sentence prediction ($NSP_STEPS steps)"
-stage nsp "$WORK/final" "$NSP_STEPS" "${NSP_CMD[@]}"
+stage nsp "$FINAL" "$NSP_STEPS" "${NSP_CMD[@]}"
 
 echo "== 4/4 model folder and card -> $OUT"
 card

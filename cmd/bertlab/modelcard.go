@@ -13,12 +13,13 @@ func init() {
 	commands["modelcard"] = command{"write a pre-training run's model folder (F16) with its model card: loss curve, held-out masked LM, cloze sentences", runModelCard}
 }
 
-const modelCardUsage = "bertlab modelcard --run DIR --out DIR [--heldout FILE] [--heldout-also FILE]... [--train FILE]... [--name NAME] [--recipe FILE] [--note TEXT] [--cloze FILE] [--extra FILE.md] [--dtype F16]"
+const modelCardUsage = "bertlab modelcard [--stage DIR]... --run DIR --out DIR [--heldout FILE] [--heldout-also FILE]... [--train FILE]... [--name NAME] [--recipe FILE] [--note TEXT] [--cloze FILE] [--extra FILE.md] [--dtype F16]"
 
 func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	flags := flag.NewFlagSet("modelcard", flag.ContinueOnError)
 	var o modelcard.Options
 	flags.StringVar(&o.Run, "run", "", "output folder of bertlab pretrain: the final model and trainer_state.json")
+	flags.Var((*stringList)(&o.Stages), "stage", "output folder of an earlier bertlab pretrain run that --run continued (repeatable, in order): the card covers every stage")
 	flags.StringVar(&o.Out, "out", "", "model folder to write: config.json, model.safetensors, vocab.txt, tokenizer_config.json, README.md, loss.png")
 	flags.StringVar(&o.Heldout, "heldout", "", "held-out text for `bertlab eval --task mlm` (one sentence a line, blank line between documents)")
 	flags.Var((*stringList)(&o.AlsoHeldout), "heldout-also", "more held-out text scored the same way, beside the trigram baseline (repeatable)")

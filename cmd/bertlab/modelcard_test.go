@@ -117,6 +117,34 @@ func TestModelCard(t *testing.T) {
 		t.Error("the extra section should come before How to reproduce")
 	}
 
+	// A second stage (next-sentence prediction, from the first stage's model): the card covers
+	// both, its steps counted on from the first stage's.
+	run2 := filepath.Join(tmp, "run2")
+	if _, stderr, code := bertlab(t, "", "pretrain", "--model", run, "--data", data, "--heldout", data, "--out", run2, "--steps", "2",
+		"--batch", "4", "--seq", "24", "--lr", "1e-4", "--eval-every", "2", "--seed", "2"); code != 0 {
+		t.Fatalf("second stage: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := bertlab(t, "", "modelcard", "--stage", run, "--run", run2, "--out", out, "--heldout", data, "--cloze", cloze, "--train", ""); code != 0 {
+		t.Fatalf("modelcard of two stages: exit %d: %s", code, stderr)
+	}
+	readme, err = os.ReadFile(filepath.Join(out, modelcard.CardFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card = string(readme)
+	for _, want := range []string{
+		"trained in 2 stages", "### Stage 1: `" + run + "`", "### Stage 2: `" + run2 + "`",
+		"| steps | 3 of 3, batch 4 sequences |", "| steps | 2 of 2, batch 4 sequences |", "| seeds | data 2, training 2 |",
+		"In all: 5 steps", "| stage | step |", "| 1 | 2 | ", "| 2 | 5 | ", // stage 2's evaluation at its step 2
+	} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card of two stages lacks %q", want)
+		}
+	}
+	if f, err := hf.LoadFolder(out); err != nil || f.Model.NSP == nil {
+		t.Errorf("the second stage trained NSP: its head should ship (%v)", err)
+	}
+
 	// Written again without a note: the old note goes.
 	if _, stderr, code := bertlab(t, "", "modelcard", "--run", run, "--out", out, "--cloze", cloze, "--train", ""); code != 0 {
 		t.Fatalf("second modelcard: exit %d: %s", code, stderr)

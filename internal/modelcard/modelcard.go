@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -58,6 +59,10 @@ type clozeResult struct {
 type Options struct {
 	// Run is the output folder of bertlab pretrain: the final model and trainer_state.json.
 	Run string
+	// Stages are the output folders of the earlier bertlab pretrain runs that Run continued,
+	// in order (each started from the model of the one before): the card's training figures,
+	// loss curve and evaluations cover them and Run, on one step axis.
+	Stages []string
 	// Out is the model folder to write: config.json, model.safetensors, vocab.txt,
 	// tokenizer_config.json, README.md, loss.png (and note.txt with a Note).
 	Out string
@@ -118,15 +123,18 @@ func Write(o Options, stdout io.Writer) error {
 	if src.Tokenizer == nil || src.Model.MLM == nil {
 		return fmt.Errorf("%s: a model card needs vocab.txt and the masked-LM head", o.Run)
 	}
-	stp, err := train.ReadTrainerState(o.Run)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w (is %s the --out folder of a finished bertlab pretrain?)", err, o.Run)
+	var stages []stage
+	for _, dir := range append(slices.Clone(o.Stages), o.Run) {
+		st, err := train.ReadTrainerState(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w (is %s the --out folder of a finished bertlab pretrain?)", err, dir)
+		}
+		if err != nil {
+			return err
+		}
+		stages = append(stages, stage{Dir: dir, State: *st, Meta: runMetadata(dir)})
 	}
-	if err != nil {
-		return err
-	}
-	st := *stp
-	meta := runMetadata(o.Run)
+	meta := stages[len(stages)-1].Meta
 	var recipeText string
 	if o.Recipe != "" {
 		b, err := os.ReadFile(o.Recipe)
@@ -264,14 +272,14 @@ func Write(o Options, stdout io.Writer) error {
 		stats = append(stats, cs)
 	}
 
-	png, err := lossChart(o.Name, st).renderPNG(960, 520)
+	png, err := lossChart(o.Name, stages).renderPNG(960, 520)
 	if err != nil {
 		return err
 	}
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, LossCurveFile), png); err != nil {
 		return err
 	}
-	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, State: st, Meta: meta,
+	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, Stages: stages, Meta: meta,
 		Eval: eval, EvalCmd: evalCmd, Baseline: baseline, Also: also, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
 		return err
@@ -326,19 +334,50 @@ func runMetadata(run string) map[string]string {
 	return f.Metadata()
 }
 
+// stage is one bertlab pretrain run of the model's training: its folder, history and the
+// settings it recorded.
+type stage struct {
+	Dir   string
+	State train.TrainerState
+	Meta  map[string]string
+}
+
+// stageEvent is an event of a stage's history with its step counted from the start of the
+// first stage.
+type stageEvent struct {
+	train.Event
+	Stage int // index in the stages
+	Step  int // steps of the earlier stages + the event's own step
+}
+
+// history lists the step events and the evaluations of all stages, in order, on one step axis.
+func history(stages []stage) (steps, evals []stageEvent) {
+	offset := 0
+	for i, s := range stages {
+		st, ev := splitHistory(s.State.LogHistory)
+		for _, e := range st {
+			steps = append(steps, stageEvent{e, i, offset + e.Step})
+		}
+		for _, e := range ev {
+			evals = append(evals, stageEvent{e, i, offset + e.Step})
+		}
+		offset += s.State.GlobalStep
+	}
+	return steps, evals
+}
+
 // lossChart plots the training loss of every step (raw and smoothed) and the held-out
-// masked-LM loss of every evaluation.
-func lossChart(name string, st train.TrainerState) chart {
+// masked-LM loss of every evaluation, the stages one after the other.
+func lossChart(name string, stages []stage) chart {
 	var sx, sy, ex, ey []float64
-	for _, e := range st.LogHistory {
-		switch e.Kind {
-		case train.EventStep:
-			// The masked-LM term alone: the total adds NSP or, early on, the neighbour prior.
-			sx, sy = append(sx, float64(e.Step)), append(sy, e.MLMLoss)
-		case train.EventEval:
-			if l, ok := e.Metrics["mlm_loss"]; ok {
-				ex, ey = append(ex, float64(e.Step)), append(ey, l)
-			}
+	steps, evals := history(stages)
+	for _, e := range steps {
+		// The masked-LM term alone: the total adds NSP or, early on, the neighbour prior.
+		sx, sy = append(sx, float64(e.Step)), append(sy, e.MLMLoss)
+	}
+	for _, e := range evals {
+		if l, ok := e.Metrics["mlm_loss"]; ok {
+			ex, ey = append(ex, float64(e.Step)), append(ey, l)
 		}
 	}
 	c := chart{
@@ -363,8 +402,8 @@ type modelCard struct {
 	Folder          *hf.Folder
 	DType           hf.DType
 	Size            int64
-	State           train.TrainerState
-	Meta            map[string]string
+	Stages          []stage
+	Meta            map[string]string // the last stage's settings
 	Eval            *train.MLMMetrics
 	EvalCmd         string
 	Baseline        *baselineResult
@@ -381,7 +420,7 @@ func (c modelCard) markdown() string {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	m := c.Folder.Model
 	mc := m.Config
-	steps, evals := splitHistory(c.State.LogHistory)
+	steps, evals := history(c.Stages)
 
 	p("# %s\n\n", c.Name)
 	if c.Note != "" {
@@ -428,26 +467,26 @@ func (c modelCard) markdown() string {
 	p("`tinydata/SOURCES.md`.\n\n")
 
 	p("## Training\n\n")
-	p("| | |\n|---|---|\n")
-	p("| objective | %s |\n", objective(c.Meta))
-	p("| steps | %s of %s, batch %d sequences |\n", human.Commas(int64(c.State.GlobalStep)), human.Commas(int64(c.State.MaxSteps)), c.State.BatchSize)
+	multi := len(c.Stages) > 1
+	if multi {
+		p("The model was trained in %d stages, each a `bertlab pretrain` run that starts from the model\n", len(c.Stages))
+		p("the one before it wrote (the commands are under \"How to reproduce\"); the loss curve and the\n")
+		p("evaluations count the steps on from one stage to the next.\n\n")
+	}
+	var allTokens int64
+	var allSecs float64
+	for i, s := range c.Stages {
+		if multi {
+			p("### Stage %d: `%s`\n\n", i+1, s.Dir)
+		}
+		tokens, secs := stageTable(p, s)
+		allTokens += tokens
+		allSecs += secs
+	}
+	if multi {
+		p("In all: %s steps, %s tokens seen, %s at the speeds above.\n\n", human.Commas(int64(c.totalSteps())), human.Commas(allTokens), aboutDuration(allSecs))
+	}
 	if len(steps) > 0 {
-		last := steps[len(steps)-1]
-		peak := 0.0
-		warm := 0
-		for _, e := range steps {
-			if e.LR > peak {
-				peak, warm = e.LR, e.Step
-			}
-		}
-		p("| tokens seen | %s (%.2f epochs) |\n", human.Commas(last.Tokens), c.State.Epoch)
-		p("| optimizer | AdamW, peak learning rate %.3g reached at step %d, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", peak, warm)
-		if last.TokensPerSec > 0 {
-			secs := float64(last.Tokens) / last.TokensPerSec
-			p("| speed | %.0f tokens/s in the last session, evaluations and checkpoints included (%s for the whole run at that speed) |\n", last.TokensPerSec, aboutDuration(secs))
-		}
-		p("| seeds | data %s, training %s |\n", orDash(c.Meta["data_seed"]), orDash(c.Meta["train_seed"]))
-		p("\n")
 		first := steps[0]
 		k := max(1, len(steps)/40)
 		tail := steps[len(steps)-min(k, len(steps)):]
@@ -462,8 +501,15 @@ func (c modelCard) markdown() string {
 	if len(evals) > 0 {
 		p("Held-out evaluations during training (the first static mask of each held-out sequence, at\n")
 		p("most %s predictions a sequence; model in float32):\n\n", orDash(maxPredictions(c.Meta)))
-		p("| step | masked-LM loss | top-1 | top-5 | perplexity |\n|---:|---:|---:|---:|---:|\n")
+		if multi {
+			p("| stage | step | masked-LM loss | top-1 | top-5 | perplexity |\n|---:|---:|---:|---:|---:|---:|\n")
+		} else {
+			p("| step | masked-LM loss | top-1 | top-5 | perplexity |\n|---:|---:|---:|---:|---:|\n")
+		}
 		for _, e := range evals {
+			if multi {
+				p("| %d ", e.Stage+1)
+			}
 			p("| %d | %.3f | %.2f%% | %.2f%% | %.1f |\n", e.Step, e.Metrics["mlm_loss"], 100*e.Metrics["mlm_accuracy"], 100*e.Metrics["mlm_top5"], e.Metrics["perplexity"])
 		}
 		p("\n")
@@ -547,7 +593,12 @@ func (c modelCard) markdown() string {
 	}
 
 	p("## How to reproduce\n\n")
-	p("From the repository root, on any machine with Go (about two hours on 2 cores for the full run):\n\n")
+	if allSecs > 0 {
+		p("From the repository root, on any machine with Go (%s of training on the machine that made it,\n", aboutDuration(allSecs))
+		p("%s, at the speeds under \"Training\"):\n\n", machineWords())
+	} else {
+		p("From the repository root, on any machine with Go:\n\n")
+	}
 	p("```\nmake pretrain\n```\n\n")
 	p("which runs `scripts/pretrain.sh`: the vocabulary, then pre-training (resumable: run it again\n")
 	p("after an interruption), then this folder and card (`bertlab modelcard`). Everything is a\n")
@@ -556,6 +607,50 @@ func (c modelCard) markdown() string {
 		p("```\n%s\n```\n\n", c.Recipe)
 	}
 	return b.String()
+}
+
+// machineWords describes the machine the card is written on ("2 cores").
+func machineWords() string {
+	return fmt.Sprintf("%d cores", runtime.NumCPU())
+}
+
+// stageTable writes the table of one stage of training and returns the tokens it saw and its
+// wall time at the speed it last reported (0 when it reported none).
+func stageTable(p func(string, ...any), s stage) (tokens int64, secs float64) {
+	st := s.State
+	steps, _ := splitHistory(st.LogHistory)
+	p("| | |\n|---|---|\n")
+	p("| objective | %s |\n", objective(s.Meta))
+	p("| steps | %s of %s, batch %d sequences |\n", human.Commas(int64(st.GlobalStep)), human.Commas(int64(st.MaxSteps)), st.BatchSize)
+	if len(steps) > 0 {
+		last := steps[len(steps)-1]
+		peak := 0.0
+		warm := 0
+		for _, e := range steps {
+			if e.LR > peak {
+				peak, warm = e.LR, e.Step
+			}
+		}
+		tokens = last.Tokens
+		p("| tokens seen | %s (%.2f epochs) |\n", human.Commas(last.Tokens), st.Epoch)
+		p("| optimizer | AdamW, peak learning rate %.3g reached at step %d, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", peak, warm)
+		if last.TokensPerSec > 0 {
+			secs = float64(last.Tokens) / last.TokensPerSec
+			p("| speed | %.0f tokens/s in the last session, evaluations and checkpoints included (%s for the whole run at that speed) |\n", last.TokensPerSec, aboutDuration(secs))
+		}
+		p("| seeds | data %s, training %s |\n", orDash(s.Meta["data_seed"]), orDash(s.Meta["train_seed"]))
+	}
+	p("\n")
+	return tokens, secs
+}
+
+// totalSteps is the number of optimizer steps of all stages.
+func (c modelCard) totalSteps() int {
+	n := 0
+	for _, s := range c.Stages {
+		n += s.State.GlobalStep
+	}
+	return n
 }
 
 // splitHistory separates the step events from the evaluations.

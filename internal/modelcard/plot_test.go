@@ -41,7 +41,8 @@ func TestLossChart(t *testing.T) {
 			st.LogHistory = append(st.LogHistory, train.Event{Kind: train.EventEval, Step: i, Metrics: map[string]float64{"mlm_loss": 9 - float64(i)/35}})
 		}
 	}
-	c := lossChart("m", st)
+	st.GlobalStep = 200
+	c := lossChart("m", []stage{{State: st}})
 	if len(c.series) != 3 || len(c.series[0].x) != 200 || len(c.series[2].x) != 4 || !strings.Contains(c.series[1].label, "mean of 5 steps") {
 		t.Fatalf("%v: %+v", c, c.series)
 	}
@@ -65,6 +66,11 @@ func TestLossChart(t *testing.T) {
 		if !found[[3]uint32{uint32(col.r), uint32(col.g), uint32(col.b)}] {
 			t.Errorf("no pixel of colour %v", col)
 		}
+	}
+	// A second stage continues the step axis: its steps 1-200 are steps 201-400.
+	c = lossChart("m", []stage{{State: st}, {State: st}})
+	if n := len(c.series[0].x); n != 400 || c.series[0].x[200] != 201 || c.series[0].x[399] != 400 || c.series[2].x[4] != 250 {
+		t.Errorf("two stages: %d steps, x[200] %v, x[399] %v; evaluations at %v", n, c.series[0].x[200], c.series[0].x[399], c.series[2].x)
 	}
 	if got := movingAverage([]float64{1, 2, 3, 4}, 2); !slices.Equal(got, []float64{1, 1.5, 2.5, 3.5}) {
 		t.Errorf("movingAverage = %v", got)
