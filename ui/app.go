@@ -229,6 +229,7 @@ func (a *App) Start(r Route, hasText bool) {
 				return
 			}
 			a.Info, a.Loaded = info, true
+			a.Training.setModel(info.Config.HiddenSize)
 			a.refresh()
 		})
 	})

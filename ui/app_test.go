@@ -56,6 +56,7 @@ func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
 	got := e.e.Info()
 	info := &ModelInfo{Parameters: got.Parameters, Heads: got.Heads}
 	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = got.Config.NumHiddenLayers, got.Config.NumAttentionHeads
+	info.Config.HiddenSize = got.Config.HiddenSize
 	return info, nil
 }
 

@@ -151,7 +151,7 @@ var Lessons = []Lesson{
 		},
 		Highlight: []string{`[data-role="train"]`, ".curves"},
 		Task:      `Train the sentiment classifier until its accuracy on the test sentences is at least {goal}.`,
-		Goal:      "0.7",
+		Goal:      "0.6", // bertlab-mini at the lab's defaults: 56%, 63%, 61% after epochs 1-3
 		check:     checkAccuracy,
 	},
 	{
@@ -578,7 +578,7 @@ func checkNSP(a *App, goal string) Check {
 func checkAccuracy(a *App, goal string) Check {
 	g, err := strconv.ParseFloat(goal, 64)
 	if err != nil || g <= 0 || g > 1 {
-		g = 0.7
+		g = 0.6
 	}
 	l := &a.Training
 	if l.Task != engine.TaskSentiment {

@@ -237,6 +237,7 @@ func (a *App) LoadLocal(files []LocalFile) {
 			}
 			a.Model = ModelRef{Name: localName(picked)}
 			a.Info, a.Loaded = info, true
+			a.Training.setModel(info.Config.HiddenSize)
 			a.LoadMsg = fmt.Sprintf("Loaded your model: %s parameters.", humanCount(info.Parameters))
 			// Answers of the old model are stale: ask again.
 			a.Preds, a.PredsText, a.Att, a.AttText, a.Steps, a.stepsKey = nil, "", nil, "", nil, ""

@@ -10,12 +10,18 @@ import (
 	"github.com/bertlab/bertlab/core/train"
 )
 
-// The training lab's defaults: a few epochs at a rate small models learn at.
+// The training lab's defaults: a few epochs at a rate the loaded model learns at.
 const (
 	DefaultTask   = engine.TaskSentiment
 	DefaultEpochs = 3
-	DefaultLR     = 1e-4
 	DefaultBatch  = 16
+	// DefaultLR is the fine-tuning learning rate of models wider than SmallHidden (BERT-Base
+	// and up, as the BERT paper fine-tunes them); SmallModelLR that of the small ones, the
+	// built-in bertlab-mini among them. On the web sample, 3 epochs of batch 16 from
+	// bertlab-mini: part-of-speech test accuracy 35% at 1e-4, 63% at 5e-4, 74% at 1e-3.
+	DefaultLR    = 1e-4
+	SmallModelLR = 1e-3
+	SmallHidden  = 256
 
 	// Pre-training a tiny MLM from scratch (task "mlm"): a couple of minutes in the page.
 	DefaultMLMSteps  = 200
@@ -65,6 +71,9 @@ type TrainLab struct {
 	Vocab      string
 	UseText    bool
 	CorpusText string
+	// modelHidden is the loaded model's hidden size (0 before one loads): it picks the
+	// fine-tuning learning rate's default.
+	modelHidden int
 	// VocabOpen keeps the vocabulary list open across renders.
 	VocabOpen bool
 
@@ -123,10 +132,23 @@ func (l *TrainLab) setSettings(r Route) {
 func (l *TrainLab) IsMLM() bool { return l.Task == engine.TaskMLM }
 
 func (l *TrainLab) defaultLR() float64 {
-	if l.IsMLM() {
+	switch {
+	case l.IsMLM():
 		return DefaultMLMLR
+	case l.modelHidden > 0 && l.modelHidden <= SmallHidden:
+		return SmallModelLR
 	}
 	return DefaultLR
+}
+
+// setModel records the loaded model's hidden size; a learning rate still at the default
+// follows it.
+func (l *TrainLab) setModel(hidden int) {
+	def := l.LR == l.defaultLR()
+	l.modelHidden = hidden
+	if def && !l.Busy() {
+		l.LR = l.defaultLR()
+	}
 }
 
 // route writes the lab's pre-training settings into r (only for a pre-training task: the

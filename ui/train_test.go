@@ -115,8 +115,8 @@ func TestPretrainLabNative(t *testing.T) {
 	a := &App{Eng: eng, OnRoute: func(h string) { hash = h }}
 	a.Start(ParseRoute("#train?text=x&task=sentiment"))
 	l := &a.Training
-	if l.LR != DefaultLR {
-		t.Fatalf("fine-tuning's learning rate %v", l.LR)
+	if l.LR != SmallModelLR {
+		t.Fatalf("fine-tuning's learning rate %v for the Tiny model, want %v", l.LR, SmallModelLR)
 	}
 	a.SetTrainTask(engine.TaskMLM)
 	if l.LR != DefaultMLMLR || l.MLMSteps != DefaultMLMSteps || l.Hidden != DefaultMLMHidden || l.Vocab != engine.VocabCorpus {
@@ -197,5 +197,41 @@ func TestTickStep(t *testing.T) {
 		if got := tickStep(tc.max, tc.n); got != tc.want {
 			t.Errorf("tickStep(%g, %d) = %g, want %g", tc.max, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestFineTuneLRFollowsModel: the fine-tuning learning rate's default follows the loaded model's
+// width (small models learn at a larger one); a rate the user chose, or pre-training's, stays.
+func TestFineTuneLRFollowsModel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		task   string
+		lr     float64 // the route's; 0: the default
+		hidden int
+		want   float64
+	}{
+		{"before a model loads", engine.TaskSentiment, 0, 0, DefaultLR},
+		{"bertlab-mini", engine.TaskSentiment, 0, 256, SmallModelLR},
+		{"tiny", engine.TaskPOS, 0, 128, SmallModelLR},
+		{"BERT-Base", engine.TaskSentiment, 0, 768, DefaultLR},
+		{"the user's rate", engine.TaskSentiment, 3e-4, 256, 3e-4},
+		{"pre-training", engine.TaskMLM, 0, 256, DefaultMLMLR},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l TrainLab
+			l.setSettings(Route{View: ViewTrain, Task: tc.task, LR: tc.lr})
+			l.setModel(tc.hidden)
+			if l.LR != tc.want {
+				t.Errorf("learning rate %v, want %v", l.LR, tc.want)
+			}
+		})
+	}
+	// A second model of another width: the default follows it.
+	var l TrainLab
+	l.setSettings(Route{View: ViewTrain, Task: engine.TaskSentiment})
+	l.setModel(256)
+	l.setModel(768)
+	if l.LR != DefaultLR {
+		t.Errorf("after loading a wide model: %v, want %v", l.LR, DefaultLR)
 	}
 }
