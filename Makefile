@@ -16,9 +16,9 @@ BERTLAB   := $(BIN)/bertlab
 # Go files that are generated (vugugen) are not gofmt-clean by design.
 GOFILES    = $(shell git ls-files -co --exclude-standard '*.go' | grep -v -e '_vgen\.go$$' -e '_gen\.go$$')
 PORT      ?= 8080
-# Until the pre-trained built-in model lands in assets/models, `make run` writes this stand-in:
-# a randomly initialised Tiny model with the real bert-base-uncased vocabulary (predictions are noise).
-DEMO_PAGE_MODEL := assets/models/tiny-random
+# The built-in model the page opens with and `make run` serves: pre-trained here by `make pretrain`
+# (scripts/pretrain.sh), committed with its model card (assets/models/bertlab-mini/README.md).
+DEFAULT_MODEL := bertlab-mini
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
 	bench bench-wasm bench-go fuzz tinydata vocab pretrain pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
@@ -29,16 +29,13 @@ build:
 	$(GO) build -o $(BERTLAB) ./cmd/bertlab
 
 # The main job: build the page (two wasm modules) and serve it with the JSON API on 127.0.0.1:$(PORT).
-# MODEL=DIR serves a HuggingFace BERT folder's API instead of the first one in assets/models.
+# MODEL=DIR serves a HuggingFace BERT folder's API instead of the built-in model's.
 MODEL ?=
 run: build wasm
-	@if ! ls assets/models/*/config.json >/dev/null 2>&1; then \
-	  $(BERTLAB) init --preset tiny --vocab core/tokenizer/testdata/bert-base-uncased --seed 1 --out $(DEMO_PAGE_MODEL) && \
-	  echo "Random weights: the predictions are noise. For a real BERT, open Models and load a HuggingFace BERT folder (config.json, vocab.txt, model.safetensors), or pre-train a tiny one in the Training lab." > $(DEMO_PAGE_MODEL)/note.txt; fi
-	$(GO) run ./cmd/modelindex assets/models
-	@d=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
+	$(GO) run ./cmd/modelindex -default $(DEFAULT_MODEL) assets/models
+	@d=assets/models/$(DEFAULT_MODEL); \
 	echo "the page's default model $$d: model.safetensors $$(wc -c < $$d/model.safetensors) bytes, $$(gzip -9c $$d/model.safetensors | wc -c) gzipped"
-	@m="$(MODEL)"; [ -n "$$m" ] || m=$$(dirname $$(ls assets/models/*/config.json | head -1)); \
+	@m="$(MODEL)"; [ -n "$$m" ] || m=assets/models/$(DEFAULT_MODEL); \
 	echo "open http://127.0.0.1:$(PORT)/"; \
 	$(BERTLAB) serve --addr 127.0.0.1:$(PORT) --assets assets --model $$m
 
