@@ -91,6 +91,7 @@ func TestBuiltinModel(t *testing.T) {
 		t.Fatalf("modelindex: %v\n%s", err, out)
 	}
 	base, ctx := serve(t, dir), browser(t)
+	watchFirstPrediction(t, ctx)
 
 	// Mask a word; sentence B as well, so the next-sentence head shows.
 	text, pair := "She poured a glass of milk and drank it.", "Then she went to bed."
@@ -101,6 +102,8 @@ func TestBuiltinModel(t *testing.T) {
 	if line := eval[string](t, ctx, `document.querySelector('header .model').textContent`); !strings.HasPrefix(line, name+" ·") {
 		t.Errorf("the page opened on %q, want the built-in %s", line, name)
 	}
+	// Reported, not bounded: it depends on the machine (and the 12 MB of weights).
+	t.Logf("page load to the first prediction with %s: %.0f ms", name, eval[float64](t, ctx, `window.bertlabFirstPrediction || 0`))
 	masked := "She poured a glass of [MASK] and drank it."
 	want, err := pipeline.FillMask(native.Model, native.Tokenizer, masked, &pair, 5)
 	if err != nil {
@@ -149,4 +152,29 @@ func TestBuiltinModel(t *testing.T) {
 	click(t, ctx, `button[data-show="lines"]`)
 	wait(t, ctx, 10*time.Second, "the head view", `document.querySelector('.headview canvas') && document.querySelector('.headview canvas').bertlabLines > 0`)
 	screenshot(t, ctx, "builtin-headview")
+
+	// The Training lab fine-tunes the built-in model: part of speech on the web sample, one
+	// epoch at the default learning rate for a model of its width.
+	do(t, ctx, 30*time.Second, "opening the training lab", chromedp.Navigate(base+"#train?text=x&task=pos&epochs=1&bs=16"))
+	wait(t, ctx, 60*time.Second, "the lab", `document.querySelector('[data-role="train"]') && !document.querySelector('[data-role="train"]').disabled`)
+	if lr := eval[string](t, ctx, `document.querySelector('[data-role="lr"]').value`); lr != "0.001" {
+		t.Errorf("the lab's learning rate for %s is %q, want the small models' default 0.001", name, lr)
+	}
+	start := time.Now()
+	click(t, ctx, `[data-role="train"]`)
+	wait(t, ctx, 300*time.Second, "the end of the run", `document.querySelector('.trainview').dataset.state === 'done' && +document.querySelector('.trainview').dataset.evals === 1`)
+	elapsed := time.Since(start)
+	steps := eval[int](t, ctx, `+document.querySelector('.trainview').dataset.steps`)
+	losses := eval[[]float64](t, ctx, `[...document.querySelector('[data-role="loss-curve"] canvas').bertlabLosses]`)
+	metrics := eval[[]float64](t, ctx, `[...(document.querySelector('[data-role="metric-curve"] canvas').bertlabMetrics || [])]`)
+	if steps == 0 || len(losses) != steps || len(metrics) != 1 {
+		t.Fatalf("%d steps, %d losses, test accuracy %v", steps, len(losses), metrics)
+	}
+	// Reported, not bounded: the time of a step in the page's worker (batch 16).
+	t.Logf("Training lab, part of speech from %s: %d steps in %v (%.0f ms a step), loss %.3f -> %.3f, test token accuracy %.1f%%",
+		name, steps, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(steps), losses[0], losses[len(losses)-1], 100*metrics[0])
+	// 44 tags: a model that learnt nothing tags every word with the commonest (about 15%).
+	if metrics[0] < 0.4 {
+		t.Errorf("one epoch of part of speech from %s: test token accuracy %.1f%%, want the pre-trained model to learn (at least 40%%)", name, 100*metrics[0])
+	}
 }

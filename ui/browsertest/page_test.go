@@ -52,12 +52,11 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 	}
 }
 
-func TestPage(t *testing.T) {
-	c, model, url, ctx := tinyPage(t)
-
-	// The time from the start of navigation to the first prediction on screen, recorded by the
-	// page's own clock when the first prediction is added to the document (reported, not bounded:
-	// it depends on the machine).
+// watchFirstPrediction makes every page the browser opens record in
+// window.bertlabFirstPrediction the time (performance.now(): from the start of navigation) at
+// which the first prediction is added to the document.
+func watchFirstPrediction(t *testing.T, ctx context.Context) {
+	t.Helper()
 	do(t, ctx, 10*time.Second, "watching for the first prediction", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: `new MutationObserver((_, o) => {
@@ -65,6 +64,15 @@ func TestPage(t *testing.T) {
 			}).observe(document, {childList: true, subtree: true});`})
 		return err
 	}))
+}
+
+func TestPage(t *testing.T) {
+	c, model, url, ctx := tinyPage(t)
+
+	// The time from the start of navigation to the first prediction on screen, recorded by the
+	// page's own clock when the first prediction is added to the document (reported, not bounded:
+	// it depends on the machine).
+	watchFirstPrediction(t, ctx)
 	do(t, ctx, 30*time.Second, "opening the page", chromedp.Navigate(url+"#mask")) // without a fragment a first visit lands on the lessons
 	wait(t, ctx, 60*time.Second, "the model to load and the first example to be predicted",
 		`document.querySelector('.app[data-loaded]') && `+settled+` && document.querySelectorAll('.card .pred').length > 0`)
