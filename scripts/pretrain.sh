@@ -220,8 +220,8 @@ if [ "${1:-}" = wasm ]; then
     rows+=("| $1 | $2 | $n | $w |")
   }
   echo "== held-out masked LM (native, then wasm)"
-  n=$("$BERTLAB" eval --task mlm --model "$OUT" --data "$HELDOUT" --seed "$SEED" --json)
-  w=$("${NODEW[@]}" eval --task mlm --model "$OUT" --data "$HELDOUT" --seed "$SEED" --json)
+  n=$("$BERTLAB" eval --task mlm --model "$OUT" --data "$HELDOUT" --json)
+  w=$("${NODEW[@]}" eval --task mlm --model "$OUT" --data "$HELDOUT" --json)
   echo "native $n"; echo "wasm   $w"
   row "held-out masked LM, shipped model" mlm_accuracy "$n" "$w"
   row "held-out masked LM, shipped model" mlm_top5 "$n" "$w"
