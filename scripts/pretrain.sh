@@ -31,7 +31,7 @@
 # speech) to the card; `bash scripts/pretrain.sh wasm` checks that the wasm build (Node) gives
 # the same figures, and adds that table to the card; `bash scripts/pretrain.sh measure` times
 # a few steps of each candidate size; `bash scripts/pretrain.sh vocab` (make vocab) stops after
-# the vocabulary.
+# the vocabulary; `bash scripts/pretrain.sh card` writes the folder and card again.
 #
 # Overrides (environment): PRESET, VOCAB_SIZE, POSITIONS, SEQ, BATCH, PROSE_WEIGHT,
 # MLM_STEPS, MLM_LR, LONG_STEPS, LONG_LR, LONG_SEED, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS,
@@ -75,12 +75,15 @@ DOCS=${DOCS:-tinydata/corpus/docs.txt.gz}
 # tinydata/corpus/heldout-modern.txt is the held-out split of the new sources (bertlab eval).
 HELDOUT=${HELDOUT:-tinydata/pretrain/heldout.txt}
 HELDOUT_MODERN=${HELDOUT_MODERN:-tinydata/corpus/heldout-modern.txt}
-# The stages' folders: the masked-LM stages in order, then the NSP stage's.
+# The stages' folders: the masked-LM stages in order, then the NSP stage's; and the file with
+# the commands of that chain, which the card quotes.
 MLM_DIRS=("$WORK/mlm")
 FINAL="$WORK/final"
+RECIPE="$WORK/recipe.txt"
 if [ "$LONG_STEPS" -gt 0 ]; then
   MLM_DIRS+=("$WORK/long")
   FINAL="$WORK/final-long"
+  RECIPE="$WORK/recipe-long.txt"
 fi
 
 # plain_text FILE DIR: FILE as a plain text file (FILE itself, or DIR/NAME unpacked from it when
@@ -117,8 +120,15 @@ card() {
   local stages=()
   for d in "${MLM_DIRS[@]}"; do stages+=(--stage "$d"); done
   "$BERTLAB" modelcard "${stages[@]}" --run "$FINAL" --heldout "$HELDOUT" --heldout-also "$HELDOUT_MODERN" --out "$OUT" --name "$NAME" \
-    --recipe "$WORK/recipe.txt" --note "$NOTE" "${trainf[@]}" "${extra[@]}"
+    --recipe "$RECIPE" --note "$NOTE" "${trainf[@]}" "${extra[@]}"
 }
+
+# card: only the model folder and its card, from the finished stages (with the fine-tuning and
+# wasm figures of earlier runs of those sub-commands).
+if [ "${1:-}" = card ]; then
+  card
+  exit 0
+fi
 
 # measure: the step time of each candidate size on this machine (a few steps each; the first
 # step is included, so it slightly overstates the time of a long run).
@@ -297,7 +307,7 @@ NSP_CMD=("$BERTLAB" pretrain --model "${MLM_DIRS[-1]}" --out "$FINAL" --steps "$
   for c in "${cmds[@]}" NSP_CMD; do
     eval "echo \"\${$c[*]}\""
   done
-} >"$WORK/recipe.txt"
+} >"$RECIPE"
 
 # stage NAME DIR STEPS CMD...: runs a training stage into DIR unless it has finished (its last
 # checkpoint is there), resuming from its last checkpoint when it has one.
