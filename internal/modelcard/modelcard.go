@@ -499,14 +499,19 @@ func (c modelCard) markdown() string {
 	}
 	p("![masked-LM loss during pre-training](%s)\n\n", LossCurveFile)
 	if len(evals) > 0 {
+		shown := thinEvals(evals, maxEvalRows)
 		p("Held-out evaluations during training (the first static mask of each held-out sequence, at\n")
-		p("most %s predictions a sequence; model in float32):\n\n", orDash(maxPredictions(c.Meta)))
+		p("most %s predictions a sequence; model in float32", orDash(maxPredictions(c.Meta)))
+		if len(shown) < len(evals) {
+			p("; %d of the %d, evenly spaced, with each stage's last; the loss curve has them all", len(shown), len(evals))
+		}
+		p("):\n\n")
 		if multi {
 			p("| stage | step | masked-LM loss | top-1 | top-5 | perplexity |\n|---:|---:|---:|---:|---:|---:|\n")
 		} else {
 			p("| step | masked-LM loss | top-1 | top-5 | perplexity |\n|---:|---:|---:|---:|---:|\n")
 		}
-		for _, e := range evals {
+		for _, e := range shown {
 			if multi {
 				p("| %d ", e.Stage+1)
 			}
@@ -612,6 +617,26 @@ func (c modelCard) markdown() string {
 // machineWords describes the machine the card is written on ("2 cores").
 func machineWords() string {
 	return fmt.Sprintf("%d cores", runtime.NumCPU())
+}
+
+// maxEvalRows is about how many held-out evaluations the card's table lists.
+const maxEvalRows = 40
+
+// thinEvals keeps about n of the evaluations, evenly spaced: the first, every k-th after it
+// (k = ⌈len/n⌉) and each stage's last (the figures the stage ended on).
+func thinEvals(evals []stageEvent, n int) []stageEvent {
+	k := (len(evals) + n - 1) / max(n, 1)
+	if k <= 1 {
+		return evals
+	}
+	var out []stageEvent
+	for i, e := range evals {
+		last := i == len(evals)-1 || evals[i+1].Stage != e.Stage
+		if i%k == 0 || last {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // stageTable writes the table of one stage of training and returns the tokens it saw and its
