@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -98,19 +99,9 @@ func countPairs(keys []uint64) []pairCount {
 // neighbourRange is the part of ps whose neighbour is a.
 func neighbourRange(ps []pairCount, a int) []pairCount {
 	lo := uint64(a) << trigramBits
-	i, _ := slices.BinarySearchFunc(ps, lo, func(p pairCount, k uint64) int { return cmpU64(p.key, k) })
-	j, _ := slices.BinarySearchFunc(ps, lo+1<<trigramBits, func(p pairCount, k uint64) int { return cmpU64(p.key, k) })
+	i, _ := slices.BinarySearchFunc(ps, lo, func(p pairCount, k uint64) int { return cmp.Compare(p.key, k) })
+	j, _ := slices.BinarySearchFunc(ps, lo+1<<trigramBits, func(p pairCount, k uint64) int { return cmp.Compare(p.key, k) })
 	return ps[i:j]
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Predict returns the token the model puts between the neighbours l and r.
