@@ -31,6 +31,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
 )
@@ -157,6 +158,8 @@ func benchForward(tag, models string, reps, threads int) error {
 		if err != nil {
 			return err
 		}
+		// Weights packed as the engine packs every model it loads (the page, bertlab serve).
+		engine.PackForEval(m)
 		b := bert.Batch{B: 1, S: S, InputIDs: ids(c, S)}
 		r := reps
 		minDur := 200 * time.Millisecond

@@ -9,6 +9,8 @@ import (
 
 // activation returns the in-place function for a HF hidden_act name. "gelu" is the exact erf
 // form; the tanh approximation is "gelu_new" (and its aliases), never silently substituted.
+// Every one is element-wise, so that it may run on any split of its input with the same bits
+// (tensor.LinearPackedAct applies it strip by strip).
 func activation(name string) (func([]float32), error) {
 	switch name {
 	case "gelu", "gelu_python":

@@ -358,7 +358,11 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if scores != nil {
 		job.scores = scores.Data
 	}
-	tensor.ParallelFor(B*A, heads)
+	if B*A*S*S*d >= attnParallelMin {
+		tensor.ParallelFor(B*A, heads)
+	} else {
+		heads(0, B*A)
+	}
 	ctxRaw := p.maskHeads(l, A, ctx, la != nil)
 
 	proj := p.buf(bufProj, B, S, H)
@@ -378,14 +382,19 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	tensor.AddLayerNorm(sum1.Data, attnOut.Data, proj.Data, x.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
 
 	pre := p.buf(bufPre, B, S, I)
-	L.Inter.apply(pre.Data, attnOut.Data, rows, H, I, la == nil)
 	inter := pre
-	if la != nil {
-		inter = pre.Clone() // the activation's backward needs its input
+	if la == nil && L.Inter.packed != nil {
+		// Bias and activation in the product's output pass, strip by strip (the same bits).
+		tensor.LinearPackedAct(pre.Data, attnOut.Data, L.Inter.packed, L.Inter.B.Data, rows, p.act)
+	} else {
+		L.Inter.apply(pre.Data, attnOut.Data, rows, H, I, la == nil)
+		if la != nil {
+			inter = pre.Clone() // the activation's backward needs its input
+		}
+		aj, act := p.activate()
+		*aj = activate{act: p.act, x: inter.Data, width: I}
+		tensor.ParallelFor(rows, act)
 	}
-	aj, act := p.activate()
-	*aj = activate{act: p.act, x: inter.Data, width: I}
-	tensor.ParallelFor(rows, act)
 	// The block's output is formed in ffn: with a scratch, in the hidden-state buffer that
 	// does not hold x.
 	ffn := p.buf(bufHidden0+(l+1)%2, B, S, H)
@@ -414,6 +423,12 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	}
 	return out, probs
 }
+
+// attnParallelMin is the smallest B·A·S²·d (half the multiply-adds of a block's attention)
+// that the heads are split over goroutines for: handing out a job and waiting for it costs a
+// few microseconds, more than BERT-Tiny's 16-token attention takes (about 65 K multiply-adds
+// a block); Mini's 128-token attention (8 M) is split.
+const attnParallelMin = 1 << 20
 
 // attention is the attention of one block, run on ranges of its (sequence, head) pairs
 // bh = b·A + h by heads. Slices are [B, S, H] unless noted.

@@ -43,7 +43,7 @@ func New(name string, m *bert.Model, tok *tokenizer.Tokenizer) (*Engine, error) 
 	if n := tok.Vocab().Len(); n > m.Config.VocabSize {
 		return nil, fmt.Errorf("engine: model %s: the vocabulary has %d tokens but vocab_size is %d", name, n, m.Config.VocabSize)
 	}
-	packForEval(m)
+	PackForEval(m)
 	return &Engine{name: name, model: m, tok: tok}, nil
 }
 
@@ -52,9 +52,10 @@ func New(name string, m *bert.Model, tok *tokenizer.Tokenizer) (*Engine, error) 
 // which BERT-Base (110 M, about 340 MB more) can spare and BERT-Large (335 M) is left without.
 const packLimit = 120_000_000
 
-// packForEval packs m's weights when it is at most packLimit parameters: every query then
-// skips the transposition of each weight matrix (the same answers, bit for bit).
-func packForEval(m *bert.Model) {
+// PackForEval packs m's weights when it is at most packLimit parameters, as the engine does
+// with every model it loads: every query then skips the transposition of each weight matrix
+// (the same answers, bit for bit). make bench calls it so that it times what the engine runs.
+func PackForEval(m *bert.Model) {
 	if m.NumParams() <= packLimit && !m.Packed() {
 		m.PackWeights()
 	}
@@ -88,7 +89,7 @@ func (e *Engine) Load(fsys fs.FS, name string) (*ModelInfo, error) {
 	if f.Tokenizer == nil {
 		return nil, fmt.Errorf("model folder %s: no %s", name, hf.VocabFile)
 	}
-	packForEval(f.Model)
+	PackForEval(f.Model)
 	e.name, e.model, e.tok, e.notes = name, f.Model, f.Tokenizer, f.Report.Notes
 	return e.Info(), nil
 }

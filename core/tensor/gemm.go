@@ -221,6 +221,7 @@ type gemmJob struct {
 	a, b, c        []float32
 	lda, ldb, ldc  int
 	pb             *PackedB // B packed once (GemmPackedB), in place of b
+	ep             epilogue // run on each strip after it is computed (with pb only)
 	splitN         bool
 	// strip is the method value j.runStrip, bound once: passing it allocates nothing.
 	strip func(s0, s1 int)
@@ -239,8 +240,10 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 	if j.pb != nil {
 		if j.splitN {
 			gemmSerial(j.kern, false, true, j.m, sb, j.k, j.alpha, j.a, j.lda, nil, 0, j.pb, s0, j.beta, j.c[s0:], j.ldc)
+			j.ep.apply(j.c, j.ldc, j.m, s0, s1)
 		} else {
 			gemmSerial(j.kern, false, true, sb, j.n, j.k, j.alpha, j.a[s0*j.lda:], j.lda, nil, 0, j.pb, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
+			j.ep.apply(j.c[s0*j.ldc:], j.ldc, sb, 0, j.n)
 		}
 		return
 	}

@@ -44,20 +44,54 @@ func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
 // weight w that pb was packed from: Gemm(false, true, m, n, k, alpha, a, lda, w, k, beta, c,
 // ldc) without packing w, with the same result bit for bit.
 func GemmPackedB(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
-	gemmPackedWith(gemmThreads(m, pb.N, pb.K), m, alpha, a, lda, pb, beta, c, ldc)
+	gemmPackedWith(gemmThreads(m, pb.N, pb.K), m, alpha, a, lda, pb, beta, c, ldc, epilogue{})
 }
 
 // LinearPacked computes y[m, n] = x[m, k]·wᵀ + bias[n] (bias may be nil) with w packed in pb:
 // Linear without packing the weight.
 func LinearPacked(y, x []float32, pb *PackedB, bias []float32, m int) {
-	GemmPackedB(m, 1, x, pb.K, pb, 0, y, pb.N)
+	LinearPackedAct(y, x, pb, bias, m, nil)
+}
+
+// LinearPackedAct computes y[m, n] = act(x[m, k]·wᵀ + bias[n]) with w packed in pb; bias and
+// act may be nil, and act must be element-wise (GELU, Tanh: any split of y gives the same
+// bits). The output pass is fused: each goroutine adds the bias to its own strip of y and
+// applies act to it just after computing it, while the strip is still in cache, so the whole
+// layer is one fork-join, with the same bits as LinearPacked followed by act(y).
+func LinearPackedAct(y, x []float32, pb *PackedB, bias []float32, m int, act func([]float32)) {
+	ep := epilogue{bias: bias, act: act}
 	if bias != nil {
-		AddBias(y[:m*pb.N], bias, pb.N)
+		ep.bias = bias[:pb.N]
+	}
+	gemmPackedWith(gemmThreads(m, pb.N, pb.K), m, 1, x, pb.K, pb, 0, y, pb.N, ep)
+}
+
+// epilogue is what a GEMM strip does to its part of C after computing it: add bias[j] to
+// column j, then apply act (each may be nil).
+type epilogue struct {
+	bias []float32
+	act  func([]float32)
+}
+
+// apply runs e on columns [c0, c1) of rows [0, m) of c (row stride ldc).
+func (e epilogue) apply(c []float32, ldc, m, c0, c1 int) {
+	if e.bias == nil && e.act == nil {
+		return
+	}
+	for i := range m {
+		row := c[i*ldc+c0 : i*ldc+c1]
+		if e.bias != nil {
+			add(row, row, e.bias[c0:c1])
+		}
+		if e.act != nil {
+			e.act(row)
+		}
 	}
 }
 
-// gemmPackedWith is GemmPackedB on a given number of goroutines, split as gemmWith splits.
-func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+// gemmPackedWith is GemmPackedB on a given number of goroutines, split as gemmWith splits,
+// each strip followed by ep.
+func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int, ep epilogue) {
 	n, k, kern := pb.N, pb.K, pb.kern
 	if m < 0 {
 		panic(fmt.Sprintf("tensor.GemmPackedB: negative size m=%d", m))
@@ -73,11 +107,12 @@ func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *Pac
 	gemmCheck("A", a, m, k, lda)
 	if threads < 2 {
 		gemmSerial(kern, false, true, m, n, k, alpha, a, lda, nil, 0, pb, 0, beta, c, ldc)
+		ep.apply(c, ldc, m, 0, n)
 		return
 	}
 	j := gemmJobs.get()
 	*j = gemmJob{kern: kern, transB: true, m: m, n: n, k: k, alpha: alpha,
-		a: a, lda: lda, pb: pb, beta: beta, c: c, ldc: ldc, splitN: n >= m, strip: j.strip}
+		a: a, lda: lda, pb: pb, beta: beta, c: c, ldc: ldc, splitN: n >= m, ep: ep, strip: j.strip}
 	size, unit := m, kern.mr
 	if j.splitN {
 		size, unit = n, kern.nr

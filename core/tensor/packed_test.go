@@ -44,7 +44,7 @@ func TestGemmPackedB(t *testing.T) {
 				want := append([]float32(nil), c0...)
 				gemmWith(kern, threads, false, true, tc.m, tc.n, tc.k, tc.alpha, a, lda, w, tc.k, tc.beta, want, ldc)
 				got := append([]float32(nil), c0...)
-				gemmPackedWith(threads, tc.m, tc.alpha, a, lda, pb, tc.beta, got, ldc)
+				gemmPackedWith(threads, tc.m, tc.alpha, a, lda, pb, tc.beta, got, ldc, epilogue{})
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%dx%dx%d %s, %d goroutines: C[%d] = %g packed, %g with Gemm", tc.m, tc.n, tc.k, kern.name, threads, i, got[i], want[i])
@@ -74,6 +74,56 @@ func TestLinearPacked(t *testing.T) {
 	for i := range got {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 			t.Fatalf("y[%d] = %g packed, %g with Linear", i, got[i], want[i])
+		}
+	}
+}
+
+// LinearPackedAct, whose goroutines each add the bias and apply the activation to their own
+// strip (by columns, or by rows when m > n), gives the bits of Linear followed by the
+// activation over all of y, for one to three goroutines, with and without a bias, and the
+// activation nil, GELU and Tanh, on shapes whose strips end inside a vector.
+func TestLinearPackedAct(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	fill := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64())
+		}
+		return s
+	}
+	acts := []struct {
+		name string
+		f    func([]float32)
+	}{{"none", nil}, {"gelu", GELU}, {"tanh", Tanh}}
+	for _, sh := range []struct{ m, in, out int }{{1, 5, 3}, {7, 96, 50}, {16, 128, 512}, {130, 70, 37}, {33, 64, 200}} {
+		x, w, b := fill(sh.m*sh.in), fill(sh.out*sh.in), fill(sh.out)
+		pb := PackTransB(w, sh.out, sh.in)
+		for _, bias := range [][]float32{nil, b} {
+			for _, act := range acts {
+				want := make([]float32, sh.m*sh.out)
+				Linear(want, x, w, bias, sh.m, sh.in, sh.out)
+				if act.f != nil {
+					act.f(want)
+				}
+				for threads := 1; threads <= 3; threads++ {
+					got := fill(sh.m * sh.out) // overwritten: beta is 0
+					ep := epilogue{bias: bias, act: act.f}
+					gemmPackedWith(threads, sh.m, 1, x, sh.in, pb, 0, got, sh.out, ep)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%dx%dx%d bias %v act %s, %d goroutines: y[%d] = %g, want %g",
+								sh.m, sh.in, sh.out, bias != nil, act.name, threads, i, got[i], want[i])
+						}
+					}
+				}
+				got := make([]float32, sh.m*sh.out)
+				LinearPackedAct(got, x, pb, bias, sh.m, act.f)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("LinearPackedAct %dx%dx%d: y[%d] = %g, want %g", sh.m, sh.in, sh.out, i, got[i], want[i])
+					}
+				}
+			}
 		}
 	}
 }

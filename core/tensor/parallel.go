@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ParallelFor splits [0, n) into at most GOMAXPROCS contiguous chunks and runs fn on each,
@@ -25,55 +26,132 @@ func ParallelFor(n int, fn func(lo, hi int)) {
 }
 
 // parJob is one parallelChunks call: fn over [0, n) in chunks of chunk, the chunk of index i
-// being [i·chunk, min((i+1)·chunk, n)). Worker goroutines claim chunk indices from next.
+// being [i·chunk, min((i+1)·chunk, n)). The caller and the helpers it hands the job to claim
+// chunk indices from next until none is left.
 type parJob struct {
-	fn       func(lo, hi int)
-	n, chunk int
-	next     atomic.Int64
-	wg       sync.WaitGroup
-	// work is the method value j.worker, bound once: `go j.work()` allocates no closure.
-	work func()
+	fn              func(lo, hi int)
+	n, chunk, count int
+	next            atomic.Int64
+	// helping counts the helpers that hold the job: each lowers it after its last use of the
+	// job, and the caller reuses the job only once it is zero.
+	helping atomic.Int32
+}
+
+// run claims and runs chunks of j until none is left.
+func (j *parJob) run() {
+	for {
+		i := int(j.next.Add(1) - 1)
+		if i >= j.count {
+			return
+		}
+		lo := i * j.chunk
+		j.fn(lo, min(lo+j.chunk, j.n))
+	}
 }
 
 // parJobs keeps parJobs between calls.
-var parJobs = freeList[parJob]{new: func() *parJob {
-	j := new(parJob)
-	j.work = j.worker
-	return j
-}}
+var parJobs = freeList[parJob]{new: func() *parJob { return new(parJob) }}
 
-// worker runs the next unclaimed chunk of j.
-func (j *parJob) worker() {
-	defer j.wg.Done()
-	j.runChunk(int(j.next.Add(1) - 1))
+// helper is a goroutine that runs the chunks of the jobs handed to it. After a job it spins
+// for helperSpin, ready for the next one (a forward pass runs one parallel operation after
+// another, a few microseconds apart, and waking a parked goroutine takes tens of
+// microseconds), then parks until the next job.
+type helper struct{ jobs chan *parJob }
+
+// helperSpin is how long a helper waits for its next job before it parks.
+const helperSpin = 200 * time.Microsecond
+
+var (
+	// helpers are the helper goroutines started so far (they live as long as the process).
+	helpersMu sync.Mutex
+	helpers   []*helper
+	// parBusy is set while a parallelChunks call uses the helpers: a call made meanwhile (by
+	// one of its chunks, or by another goroutine) runs its chunks on its own goroutine.
+	parBusy atomic.Bool
+)
+
+// loop runs h's jobs.
+func (h *helper) loop() {
+	for {
+		var j *parJob
+		select {
+		case j = <-h.jobs:
+		default:
+			j = h.await()
+		}
+		j.run()
+		j.helping.Add(-1)
+	}
 }
 
-// runChunk runs chunk i of j.
-func (j *parJob) runChunk(i int) {
-	lo := i * j.chunk
-	j.fn(lo, min(lo+j.chunk, j.n))
+// await spins for helperSpin, then parks, until a job comes. It spins on the channel alone,
+// yielding the processor only now and then (runtime.Gosched takes the scheduler's lock, which
+// the goroutine handing out jobs would then contend for).
+func (h *helper) await() *parJob {
+	start := time.Now()
+	for i := 1; ; i++ {
+		select {
+		case j := <-h.jobs:
+			return j
+		default:
+		}
+		if i%spinYield == 0 {
+			if time.Since(start) > helperSpin {
+				return <-h.jobs
+			}
+			runtime.Gosched()
+		}
+	}
 }
 
-// parallelChunks runs fn on the chunks [i·chunk, min((i+1)·chunk, n)) of [0, n), one
-// goroutine each, the last one on the calling goroutine, and returns when all are done.
-// n and chunk are positive.
+// spinYield is how many turns a spinning loop takes between yields of its processor, so that
+// with one processor the goroutine it waits for still runs.
+const spinYield = 256
+
+// startHelpers returns n helpers, starting the ones missing.
+func startHelpers(n int) []*helper {
+	helpersMu.Lock()
+	defer helpersMu.Unlock()
+	for len(helpers) < n {
+		h := &helper{jobs: make(chan *parJob, 1)}
+		helpers = append(helpers, h)
+		go h.loop()
+	}
+	return helpers[:n]
+}
+
+// parallelChunks runs fn on the chunks [i·chunk, min((i+1)·chunk, n)) of [0, n) and returns
+// when all are done. The calling goroutine runs chunks too, with up to count−1 helpers; one
+// call at a time uses the helpers (one fork and one join per call), and a call made while
+// another does, such as one from inside a chunk, runs all its chunks itself: the same chunks,
+// so the same results. n and chunk are positive.
 func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 	count := (n + chunk - 1) / chunk
-	if count == 1 {
-		fn(0, n)
+	if count == 1 || !parBusy.CompareAndSwap(false, true) {
+		for lo := 0; lo < n; lo += chunk {
+			fn(lo, min(lo+chunk, n))
+		}
 		return
 	}
+	hs := startHelpers(count - 1)
 	j := parJobs.get()
-	j.fn, j.n, j.chunk = fn, n, chunk
+	j.fn, j.n, j.chunk, j.count = fn, n, chunk, count
 	j.next.Store(0)
-	j.wg.Add(count - 1)
-	for range count - 1 {
-		go j.work()
+	j.helping.Store(int32(len(hs)))
+	for _, h := range hs {
+		h.jobs <- j // never blocks: a helper's channel is empty between calls
 	}
-	j.runChunk(count - 1)
-	j.wg.Wait()
+	j.run()
+	// The helpers finish the chunks they claimed; waiting by spinning is short, as the chunks
+	// are about the same size.
+	for i := 1; j.helping.Load() != 0; i++ {
+		if i%spinYield == 0 {
+			runtime.Gosched()
+		}
+	}
 	j.fn = nil // do not keep the caller's closure (and what it holds) alive
 	parJobs.put(j)
+	parBusy.Store(false)
 }
 
 // freeList keeps idle *T for reuse. Unlike a sync.Pool it is not emptied by the garbage

@@ -39,3 +39,45 @@ func TestParallelFor(t *testing.T) {
 		}
 	}
 }
+
+// A ParallelFor made from inside another one's chunk, and ParallelFor calls made by several
+// goroutines at once, each cover their indices exactly once: only one call at a time hands
+// out work to the helpers, the others run their chunks themselves (and cannot deadlock).
+func TestParallelForNestedAndConcurrent(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 4} {
+		runtime.GOMAXPROCS(procs)
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			const outer, inner = 6, 50
+			c := &counter{hits: make([]atomic.Int32, outer*inner)}
+			ParallelFor(outer, func(lo, hi int) {
+				for o := lo; o < hi; o++ {
+					ParallelFor(inner, func(a, b int) { c.add(o*inner+a, o*inner+b) })
+				}
+			})
+			done := make(chan *counter)
+			for range 4 {
+				go func() {
+					c := &counter{hits: make([]atomic.Int32, 1000)}
+					for range 50 {
+						ParallelFor(len(c.hits), c.add)
+					}
+					done <- c
+				}()
+			}
+			for range 4 {
+				cc := <-done
+				for i := range cc.hits {
+					if h := cc.hits[i].Load(); h != 50 {
+						t.Fatalf("concurrent calls: index %d covered %d times in 50 calls", i, h)
+					}
+				}
+			}
+			for i := range c.hits {
+				if h := c.hits[i].Load(); h != 1 {
+					t.Fatalf("nested calls: index %d covered %d times", i, h)
+				}
+			}
+		})
+	}
+}
