@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"runtime"
+)
 
 // AddBias adds bias[n] to every row of x[m, n]: x[i][j] += bias[j].
 func AddBias(x, bias []float32, n int) {
@@ -149,19 +152,56 @@ func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []f
 
 // AddLayerNorm sets sum = a + b and normalises each row of sum[m, n] into dst, as Add then
 // LayerNorm (the residual connection and LayerNorm of a BERT block) in one pass over a and b.
-// dst may alias sum, a or b; sum may alias a or b.
+// dst may alias sum, a or b; sum may alias a or b. Rows are split over the processors when
+// there are at least addLNParallelMin values (each row's result is the same either way).
 func AddLayerNorm(sum, dst, a, b, gamma, beta []float32, n int, eps float32, mean, rstd []float32) {
-	g := gamma[:n:n]
-	bt := beta[:n:n]
-	a = a[:len(sum)]
-	b = b[:len(sum)]
-	for i, r := 0, 0; r+n <= len(sum); i, r = i+1, r+n {
-		m32, rs32 := addLayerNormRow(sum[r:r+n:r+n], dst[r:r+n:r+n], a[r:r+n:r+n], b[r:r+n:r+n], g, bt, eps)
-		if mean != nil {
-			mean[i] = m32
+	j := addLNJob{sum: sum, dst: dst, a: a[:len(sum)], b: b[:len(sum)], g: gamma[:n:n], bt: beta[:n:n],
+		n: n, eps: eps, mean: mean, rstd: rstd}
+	rows := len(sum) / n
+	if len(sum) < addLNParallelMin || runtime.GOMAXPROCS(0) < 2 {
+		j.rows(0, rows)
+		return
+	}
+	pj := addLNJobs.get()
+	j.run = pj.run
+	*pj = j
+	ParallelFor(rows, pj.run)
+	*pj = addLNJob{run: pj.run} // keep no operand alive
+	addLNJobs.put(pj)
+}
+
+// addLNParallelMin is the smallest m·n that AddLayerNorm splits over goroutines: BERT-Mini's
+// 128 tokens (32 K values, about 20 µs) and above.
+const addLNParallelMin = 1 << 15
+
+// addLNJob is one AddLayerNorm call, run on ranges of rows.
+type addLNJob struct {
+	sum, dst, a, b, g, bt []float32
+	n                     int
+	eps                   float32
+	mean, rstd            []float32
+	// run is the method value j.rows, bound once: passing it allocates nothing.
+	run func(lo, hi int)
+}
+
+// addLNJobs keeps addLNJobs between calls.
+var addLNJobs = freeList[addLNJob]{new: func() *addLNJob {
+	j := new(addLNJob)
+	j.run = j.rows
+	return j
+}}
+
+// rows computes rows [lo, hi).
+func (j *addLNJob) rows(lo, hi int) {
+	n := j.n
+	for i := lo; i < hi; i++ {
+		r := i * n
+		m32, rs32 := addLayerNormRow(j.sum[r:r+n:r+n], j.dst[r:r+n:r+n], j.a[r:r+n:r+n], j.b[r:r+n:r+n], j.g, j.bt, j.eps)
+		if j.mean != nil {
+			j.mean[i] = m32
 		}
-		if rstd != nil {
-			rstd[i] = rs32
+		if j.rstd != nil {
+			j.rstd[i] = rs32
 		}
 	}
 }
