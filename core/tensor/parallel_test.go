@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -79,5 +81,50 @@ func TestParallelForNestedAndConcurrent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// AddLayerNorm splits its rows over goroutines from addLNParallelMin values: the outputs,
+// means and 1/std equal those of the rows computed one by one, with one processor and with
+// several, on a row count that does not divide evenly.
+func TestAddLayerNormParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	const rows, n = 301, 130 // 39,130 values: above addLNParallelMin
+	if rows*n < addLNParallelMin {
+		t.Fatal("the test's shape no longer reaches the parallel path")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	fill := func(k int) []float32 {
+		s := make([]float32, k)
+		for i := range s {
+			s[i] = float32(rng.NormFloat64())
+		}
+		return s
+	}
+	a, b, g, bt := fill(rows*n), fill(rows*n), fill(n), fill(n)
+	wantSum, wantOut := make([]float32, rows*n), make([]float32, rows*n)
+	wantMean, wantRstd := make([]float32, rows), make([]float32, rows)
+	for i := range rows {
+		r := i * n
+		wantMean[i], wantRstd[i] = addLayerNormRow(wantSum[r:r+n], wantOut[r:r+n], a[r:r+n], b[r:r+n], g, bt, 1e-12)
+	}
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		sum, out := make([]float32, rows*n), make([]float32, rows*n)
+		mean, rstd := make([]float32, rows), make([]float32, rows)
+		AddLayerNorm(sum, out, a, b, g, bt, n, 1e-12, mean, rstd)
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) || math.Float32bits(sum[i]) != math.Float32bits(wantSum[i]) {
+				t.Fatalf("procs %d: value %d: sum %g out %g, row by row %g %g", procs, i, sum[i], out[i], wantSum[i], wantOut[i])
+			}
+		}
+		for i := range mean {
+			if mean[i] != wantMean[i] || rstd[i] != wantRstd[i] {
+				t.Fatalf("procs %d: row %d: mean %g rstd %g, row by row %g %g", procs, i, mean[i], rstd[i], wantMean[i], wantRstd[i])
+			}
+		}
+		if allocs := testing.AllocsPerRun(10, func() { AddLayerNorm(sum, out, a, b, g, bt, n, 1e-12, mean, rstd) }); allocs >= 1 {
+			t.Errorf("procs %d: %v allocations per call", procs, allocs)
+		}
 	}
 }
