@@ -24,6 +24,10 @@ func TestGemmPackedB(t *testing.T) {
 		{130, 520, 260, 0, 0, 1, 0},  // every dimension past its block
 		{9, 33, 40, 45, 37, 2, 0.5},  // strided, beta
 		{40, 9, 70, 0, 0, 1, 1},      // splits by rows (m > n)
+		// Split by columns with A packed once and shared (packSharedA): a weight past 1 MiB
+		// with ragged rows and two depth blocks, then short A over three depth blocks.
+		{70, 1100, 300, 310, 1110, 0.5, 0.25},
+		{9, 40, 600, 0, 0, 1, 0},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	fill := func(n int) []float32 {
@@ -40,7 +44,7 @@ func TestGemmPackedB(t *testing.T) {
 		gemmRef(false, true, tc.m, tc.n, tc.k, tc.alpha, a, lda, w, tc.k, tc.beta, ref, ldc)
 		for _, kern := range gemmKernels() {
 			pb := packTransB(kern, w, tc.n, tc.k)
-			for _, threads := range []int{1, 2} {
+			for _, threads := range []int{1, 2, 3} {
 				want := append([]float32(nil), c0...)
 				gemmWith(kern, threads, false, true, tc.m, tc.n, tc.k, tc.alpha, a, lda, w, tc.k, tc.beta, want, ldc)
 				got := append([]float32(nil), c0...)
