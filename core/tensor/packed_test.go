@@ -30,13 +30,7 @@ func TestGemmPackedB(t *testing.T) {
 		{9, 40, 600, 0, 0, 1, 0},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	fill := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64())
-		}
-		return s
-	}
+	fill := func(n int) []float32 { return randSlice(rng, n, 1) }
 	for _, tc := range tests {
 		lda, ldc := max(tc.lda, tc.k), max(tc.ldc, tc.n)
 		a, w, c0 := fill(tc.m*lda), fill(tc.n*tc.k), fill(tc.m*ldc)
@@ -88,13 +82,7 @@ func TestLinearPacked(t *testing.T) {
 // activation nil, GELU and Tanh, on shapes whose strips end inside a vector.
 func TestLinearPackedAct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	fill := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64())
-		}
-		return s
-	}
+	fill := func(n int) []float32 { return randSlice(rng, n, 1) }
 	acts := []struct {
 		name string
 		f    func([]float32)

@@ -94,13 +94,7 @@ func TestAddLayerNormParallel(t *testing.T) {
 		t.Fatal("the test's shape no longer reaches the parallel path")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	fill := func(k int) []float32 {
-		s := make([]float32, k)
-		for i := range s {
-			s[i] = float32(rng.NormFloat64())
-		}
-		return s
-	}
+	fill := func(k int) []float32 { return randSlice(rng, k, 1) }
 	a, b, g, bt := fill(rows*n), fill(rows*n), fill(n), fill(n)
 	wantSum, wantOut := make([]float32, rows*n), make([]float32, rows*n)
 	wantMean, wantRstd := make([]float32, rows), make([]float32, rows)
