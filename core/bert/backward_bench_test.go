@@ -1,6 +1,7 @@
 package bert_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -21,11 +22,18 @@ func BenchmarkForwardBackward(b *testing.B) {
 		benchForwardBackward(b, m, batch, labels, nsp)
 	})
 	// Tiny and Mini at seq 128, batch 8, about 15% of positions predicted; Tiny with
-	// relative_key_query positions too.
-	for _, tc := range []struct{ preset, pos string }{{"tiny", ""}, {"mini", ""}, {"tiny", bert.PositionRelativeKeyQuery}} {
+	// relative_key_query positions too, and Mini with the built-in model's 12,000-word
+	// vocabulary (the shape `make pretrain` trains).
+	for _, tc := range []struct {
+		preset, pos string
+		vocab       int // 0: the preset's
+	}{{"tiny", "", 0}, {"mini", "", 0}, {"tiny", bert.PositionRelativeKeyQuery, 0}, {"mini", "", 12000}} {
 		name := tc.preset + "-B8-S128"
 		if tc.pos != "" {
 			name += "-" + tc.pos
+		}
+		if tc.vocab != 0 {
+			name = fmt.Sprintf("%s-V%d-B8-S128", tc.preset, tc.vocab)
 		}
 		b.Run(name, func(b *testing.B) {
 			c, err := bert.Preset(tc.preset)
@@ -34,6 +42,9 @@ func BenchmarkForwardBackward(b *testing.B) {
 			}
 			if tc.pos != "" {
 				c.PositionEmbeddingType = tc.pos
+			}
+			if tc.vocab != 0 {
+				c.VocabSize = tc.vocab
 			}
 			m, err := bert.NewRandom(c, bert.AllHeads, 1)
 			if err != nil {
