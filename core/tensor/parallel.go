@@ -141,17 +141,31 @@ func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 	for _, h := range hs {
 		h.jobs <- j // never blocks: a helper's channel is empty between calls
 	}
+	finished := false
+	defer func() {
+		if !finished {
+			// A chunk of the caller panicked: let the helpers finish theirs and free the
+			// helpers for later calls, as the panic goes on up (to a recover, maybe).
+			j.wait()
+			parBusy.Store(false)
+		}
+	}()
 	j.run()
-	// The helpers finish the chunks they claimed; waiting by spinning is short, as the chunks
-	// are about the same size.
+	j.wait()
+	finished = true
+	j.fn = nil // do not keep the caller's closure (and what it holds) alive
+	parJobs.put(j)
+	parBusy.Store(false)
+}
+
+// wait returns when no helper holds j any more. The helpers finish the chunks they claimed;
+// waiting by spinning is short, as the chunks are about the same size.
+func (j *parJob) wait() {
 	for i := 1; j.helping.Load() != 0; i++ {
 		if i%spinYield == 0 {
 			runtime.Gosched()
 		}
 	}
-	j.fn = nil // do not keep the caller's closure (and what it holds) alive
-	parJobs.put(j)
-	parBusy.Store(false)
 }
 
 // freeList keeps idle *T for reuse. Unlike a sync.Pool it is not emptied by the garbage

@@ -122,3 +122,39 @@ func TestAddLayerNormParallel(t *testing.T) {
 		}
 	}
 }
+
+// A chunk that panics on the calling goroutine leaves the helpers free: after the panic is
+// recovered, the next call still hands out work (and covers every index once). With one
+// processor the caller claims the first chunk before the helper runs at all, so the panic is
+// the caller's (a panic on a helper would end the process, as one in a goroutine does).
+func TestParallelForAfterPanic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(1)
+	var ran atomic.Int32
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the chunk's panic did not reach the caller")
+			}
+		}()
+		parallelChunks(2, 1, func(lo, hi int) {
+			if lo == 0 {
+				panic("chunk failed")
+			}
+			ran.Add(1)
+		})
+	}()
+	if parBusy.Load() {
+		t.Fatal("the helpers are still marked busy after the panic")
+	}
+	if ran.Load() != 1 {
+		t.Fatalf("the helper's chunk ran %d times, want 1 (finished before the panic went on)", ran.Load())
+	}
+	c := &counter{hits: make([]atomic.Int32, 100)}
+	parallelChunks(len(c.hits), 30, c.add)
+	for i := range c.hits {
+		if h := c.hits[i].Load(); h != 1 {
+			t.Fatalf("index %d covered %d times", i, h)
+		}
+	}
+}
