@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tensor"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
@@ -136,14 +137,6 @@ func containsMask(tok *tokenizer.Tokenizer, text string, pair *string) bool {
 // topKSoftmax returns the k most probable entries of softmax(logits), highest first; ties go to
 // the lower id, as torch.topk does on CPU.
 func topKSoftmax(logits []float32, k int, tok *tokenizer.Tokenizer) []Prediction {
-	mx := math.Inf(-1)
-	for _, v := range logits {
-		mx = math.Max(mx, float64(v))
-	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
-	}
 	k = min(k, len(logits))
 	idx := make([]int, 0, k+1)
 	for i, v := range logits {
@@ -158,9 +151,11 @@ func topKSoftmax(logits []float32, k int, tok *tokenizer.Tokenizer) []Prediction
 			idx = idx[:k]
 		}
 	}
+	e := make([]float32, len(logits))
+	_, sum := tensor.SoftmaxTerms(e, logits)
 	preds := make([]Prediction, len(idx))
 	for i, id := range idx {
-		preds[i] = Prediction{Token: tok.Vocab().Token(id), ID: id, Score: math.Exp(float64(logits[id])-mx) / sum}
+		preds[i] = Prediction{Token: tok.Vocab().Token(id), ID: id, Score: float64(e[id]) / sum}
 	}
 	return preds
 }

@@ -87,6 +87,10 @@ type gemmKernel struct {
 	fn         func(kc int, a, b, c []float32, ldc int, beta float32)
 	// trans8, when not nil, is a fast gemmTranspose8Go for packing (the kernel's machine has it).
 	trans8 func(dst, src []float32, ldd, lds, n int)
+	// row1, when not nil, computes row 0 of fn's tile with beta 0 into c[:nr], bit for bit,
+	// without the other rows: gemmMacro uses it for a tile with one row of A (a single masked
+	// word through the MLM decoder spent most of its time on rows of padding).
+	row1 func(kc int, a, b, c []float32)
 }
 
 // gemmTranspose8Go sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n: eight rows of src
@@ -333,7 +337,11 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 				fn(kb, as, bs, c[i*ldc+j:], ldc, beta)
 				continue
 			}
-			fn(kb, as, bs, tile, nr, 0)
+			if mrr == 1 && kern.row1 != nil {
+				kern.row1(kb, as, bs, tile)
+			} else {
+				fn(kb, as, bs, tile, nr, 0)
+			}
 			for ii := 0; ii < mrr; ii++ {
 				dst := c[(i+ii)*ldc+j:][:nrr]
 				src := tile[ii*nr:][:nrr]

@@ -227,6 +227,63 @@ store256beta0:
 	VZEROUPPER
 	RET
 
+// ---- One row of a tile: the first row of the 8×32 (AVX-512) or 6×16 (AVX2) kernel's tile,
+// ---- with the same FMAs in the same order (so the same bits), for an A of one row (a
+// ---- masked word through the MLM decoder), where the full kernel would compute seven or five
+// ---- rows of padding. The A sliver is still packed mr wide: its row-0 values lie mr apart.
+
+// func gemmRow1x32AVX512(kc int, a, b, c *float32)
+TEXT ·gemmRow1x32AVX512(SB), NOSPLIT, $0-32
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ  CX, CX
+	JZ     row512done
+
+row512loop:
+	VBROADCASTSS (SI), Z18
+	VFMADD231PS  (DI), Z18, Z0
+	VFMADD231PS  64(DI), Z18, Z1
+	ADDQ         $32, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JNZ          row512loop
+
+row512done:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VZEROUPPER
+	RET
+
+// func gemmRow1x16AVX2(kc int, a, b, c *float32)
+TEXT ·gemmRow1x16AVX2(SB), NOSPLIT, $0-32
+	MOVQ   kc+0(FP), CX
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DI
+	MOVQ   c+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	TESTQ  CX, CX
+	JZ     row256done
+
+row256loop:
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  (DI), Y14, Y0
+	VFMADD231PS  32(DI), Y14, Y1
+	ADDQ         $24, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          row256loop
+
+row256done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VZEROUPPER
+	RET
+
 // func gemmTranspose8AVX2(dst, src *float32, ldd, lds, n int)
 //
 // For j < 8, p < n (n a multiple of 8): dst[p*ldd+j] = src[j*lds+p]. Each turn loads an 8×8

@@ -150,6 +150,16 @@ func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []f
 	}
 }
 
+// SoftmaxTerms sets e[j] = exp(x[j] − m), m = max(x), in float32 (within 2 ulp of exp;
+// vectorised where the CPU allows), and returns m and the sum of the e[j] in float64:
+// softmax(x)[j] = e[j]/sum. e has len(x) elements and may be x itself. For one row of a
+// vocabulary's logits (a fill-mask's scores), where math.Exp in float64 cost a third of the
+// query.
+func SoftmaxTerms(e, x []float32) (m float32, sum float64) {
+	m = rowMax(x)
+	return m, expShiftSum(e[:len(x)], x, m)
+}
+
 // AddLayerNorm sets sum = a + b and normalises each row of sum[m, n] into dst, as Add then
 // LayerNorm (the residual connection and LayerNorm of a BERT block) in one pass over a and b.
 // dst may alias sum, a or b; sum may alias a or b. Rows are split over the processors when
