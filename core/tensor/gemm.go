@@ -338,6 +338,10 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 				continue
 			}
 			if mrr == 1 && kern.row1 != nil {
+				if nrr == nr && beta == 0 {
+					kern.row1(kb, as, bs, c[i*ldc+j:]) // straight into C: no copy
+					continue
+				}
 				kern.row1(kb, as, bs, tile)
 			} else {
 				fn(kb, as, bs, tile, nr, 0)

@@ -3,8 +3,6 @@
 package tensor
 
 import (
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -41,34 +39,5 @@ func TestGemmKernelSelection(t *testing.T) {
 	}
 	if gemmDefault != want[0] {
 		t.Errorf("Gemm uses %s, want %s", gemmDefault.name, want[0].name)
-	}
-}
-
-// A kernel's one-row variant (row1) gives the bits of row 0 of its full tile, for depths
-// from 1 to past the unrolled loop's turns and up to kc, on slivers whose other rows hold
-// values (which must not leak in), and with NaN and Inf in A and B propagating as they do.
-func TestGemmRow1(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, kern := range gemmKernels() {
-		if kern.row1 == nil {
-			continue
-		}
-		mr, nr := kern.mr, kern.nr
-		for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 63, 255, 256} {
-			a, b := randSlice(rng, mr*kc, 1), randSlice(rng, nr*kc, 1)
-			if kc == 9 {
-				a[4*mr] = float32(math.Inf(1))
-				b[2*nr+3] = float32(math.NaN())
-			}
-			full := make([]float32, mr*nr)
-			kern.fn(kc, a, b, full, nr, 0)
-			row := randSlice(rng, nr, 1) // overwritten
-			kern.row1(kc, a, b, row)
-			for j := range row {
-				if math.Float32bits(row[j]) != math.Float32bits(full[j]) {
-					t.Fatalf("%s kc=%d: row1 c[%d] = %g, the full kernel's row 0 %g", kern.name, kc, j, row[j], full[j])
-				}
-			}
-		}
 	}
 }

@@ -107,9 +107,34 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 	c13.Store(c1[12:16])
 }
 
+// gemmRow1SIMD2x16 sets c[j] = sum_p a[p*2]*b[p*16+j] for j < 16: row 0 of
+// gemmKernelSIMD2x16's tile with beta 0, the same products added in the same order (so the
+// same bits), without row 1 (gemmKernel.row1).
+func gemmRow1SIMD2x16(kc int, a, b, c []float32) {
+	a = a[:2*kc]
+	b = b[:16*kc]
+	var c00, c01, c02, c03 simd.Float32s
+	for len(a) >= 2 && len(b) >= 16 {
+		bp := (*[16]float32)(b)
+		x := simd.BroadcastFloat32s(a[0])
+		c00 = c00.Add(x.Mul(simd.LoadFloat32s(bp[0:4])))
+		c01 = c01.Add(x.Mul(simd.LoadFloat32s(bp[4:8])))
+		c02 = c02.Add(x.Mul(simd.LoadFloat32s(bp[8:12])))
+		c03 = c03.Add(x.Mul(simd.LoadFloat32s(bp[12:16])))
+		a = a[2:]
+		b = b[16:]
+	}
+	r := (*[16]float32)(c[:16])
+	c00.Store(r[0:4])
+	c01.Store(r[4:8])
+	c02.Store(r[8:12])
+	c03.Store(r[12:16])
+}
+
 // gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
 // and an A sliver stay in L1, the packed A block (128×256) and B panel (256×512) in L2.
-var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16}
+var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16,
+	row1: gemmRow1SIMD2x16}
 
 // gemmKernels lists the micro-kernels this build can run, fastest first: the SIMD kernel, then
 // its pure-Go twin.

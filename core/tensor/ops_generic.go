@@ -3,7 +3,7 @@
 package tensor
 
 // Outside amd64 the kernels below are their pure-Go twins (the SIMD build for wasm has its
-// own softmaxRow, layerNormRow and gelu in ops_simd_wasm.go).
+// own softmaxRow, layerNormRow, gelu, expShiftSum and rowMax in ops_simd_wasm.go).
 
 // softmaxRowMask replaces row by the softmax of row + mask (mask nil: of row).
 func softmaxRowMask(row, mask []float32) {
@@ -15,12 +15,6 @@ func softmaxRowMask(row, mask []float32) {
 
 // geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
 func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
-
-// expShiftSum sets dst[j] = expf(x[j] - shift) and returns their sum in float64.
-func expShiftSum(dst, x []float32, shift float32) float64 { return expShiftSumGo(dst, x, shift) }
-
-// rowMax is the largest element of x (-Inf for an empty x).
-func rowMax(x []float32) float32 { return rowMaxGo(x) }
 
 // scale multiplies x by s in place (see Scale).
 func scale(x []float32, s float32) { scaleGo(x, s) }

@@ -21,3 +21,9 @@ func opsName() string { return "go" }
 
 // add sets dst[i] = a[i] + b[i] (see Add).
 func add(dst, a, b []float32) { addGo(dst, a, b) }
+
+// expShiftSum sets dst[j] = expf(x[j] - shift) and returns their sum in float64.
+func expShiftSum(dst, x []float32, shift float32) float64 { return expShiftSumGo(dst, x, shift) }
+
+// rowMax is the largest element of x (-Inf for an empty x).
+func rowMax(x []float32) float32 { return rowMaxGo(x) }

@@ -217,6 +217,47 @@ func expSIMD(x simd.Float32s) simd.Float32s {
 	return zero.IfElse(small, p.Mul(pow))
 }
 
+// expShiftSum sets dst[j] = exp(x[j] - shift) (expSIMD, within 2 ulp) and returns their sum
+// in float64 (the lanes of each vector added, then the vectors in order); shift is at least
+// max(x), as softmax's is. The tail runs expf, the scalar twin.
+func expShiftSum(dst, x []float32, shift float32) float64 {
+	n := len(dst)
+	x = x[:n]
+	vs := simd.BroadcastFloat32s(shift)
+	var s float64
+	i := 0
+	for ; i+simdLanes <= n; i += simdLanes {
+		e := expSIMD(simd.LoadFloat32s(x[i : i+simdLanes]).Sub(vs))
+		e.Store(dst[i : i+simdLanes])
+		s += simdSum64(e)
+	}
+	for ; i < n; i++ {
+		e := expf(x[i] - shift)
+		dst[i] = e
+		s += float64(e)
+	}
+	return s
+}
+
+// rowMax is the largest element of x (-Inf for an empty x; NaN if one is NaN, where
+// rowMaxGo skips it).
+func rowMax(x []float32) float32 {
+	n := len(x)
+	if n < simdLanes {
+		return rowMaxGo(x)
+	}
+	m := simd.LoadFloat32s(x[:simdLanes])
+	i := simdLanes
+	for ; i+simdLanes <= n; i += simdLanes {
+		m = m.Max(simd.LoadFloat32s(x[i : i+simdLanes]))
+	}
+	mx := simdMax(m)
+	for ; i < n; i++ {
+		mx = max(mx, x[i])
+	}
+	return mx
+}
+
 // simdSum returns the sum of the lanes of v, in float32.
 func simdSum(v simd.Float32s) float32 {
 	var a [simdLanes]float32
