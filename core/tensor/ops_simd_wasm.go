@@ -21,20 +21,9 @@ import (
 // sum float32 in 4 lanes.
 func softmaxRow(row []float32) {
 	n := len(row)
-	mx := float32(math.Inf(-1))
-	i := 0
-	if n >= 2*simdLanes {
-		vm := simd.BroadcastFloat32s(mx)
-		for ; i+simdLanes <= n; i += simdLanes {
-			vm = vm.Max(simd.LoadFloat32s(row[i : i+simdLanes]))
-		}
-		mx = simdMax(vm)
-	}
-	for _, v := range row[i:] {
-		mx = max(mx, v) // max propagates NaN, as the vector Max does
-	}
+	mx := rowMax(row)
 	var sum float32
-	i = 0
+	i := 0
 	if n >= simdLanes {
 		vmx := simd.BroadcastFloat32s(mx)
 		var vs simd.Float32s
@@ -243,17 +232,17 @@ func expShiftSum(dst, x []float32, shift float32) float64 {
 // rowMaxGo skips it).
 func rowMax(x []float32) float32 {
 	n := len(x)
-	if n < simdLanes {
-		return rowMaxGo(x)
+	mx := float32(math.Inf(-1))
+	i := 0
+	if n >= 2*simdLanes {
+		vm := simd.BroadcastFloat32s(mx)
+		for ; i+simdLanes <= n; i += simdLanes {
+			vm = vm.Max(simd.LoadFloat32s(x[i : i+simdLanes]))
+		}
+		mx = simdMax(vm)
 	}
-	m := simd.LoadFloat32s(x[:simdLanes])
-	i := simdLanes
-	for ; i+simdLanes <= n; i += simdLanes {
-		m = m.Max(simd.LoadFloat32s(x[i : i+simdLanes]))
-	}
-	mx := simdMax(m)
-	for ; i < n; i++ {
-		mx = max(mx, x[i])
+	for _, v := range x[i:] {
+		mx = max(mx, v) // max propagates NaN, as the vector Max does
 	}
 	return mx
 }
