@@ -24,6 +24,7 @@ func (m *Model) Backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 // backward is Backward; with inputs it also returns the gradients with respect to the
 // embedding output and the head mask (BackwardInputs).
 func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Grads, inputs bool) (*InputGrads, error) {
+	m.EnsureRaw()
 	if err := m.checkActivations(a); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/bertlab/bertlab/core/tensor"
 )
@@ -75,6 +78,16 @@ type Model struct {
 	Pooler *Linear  // bert.pooler.dense: [H, H]
 	MLM    *MLMHead // cls.predictions
 	NSP    *Linear  // cls.seq_relationship: [2, H]
+
+	// inPlace is set by PackWeightsInPlace; nil for a model that keeps its raw weights.
+	inPlace *inPlace
+}
+
+// inPlace records that PackWeightsInPlace released the raw weights of the packed matrices,
+// and serialises their restoration (EnsureRaw).
+type inPlace struct {
+	mu       sync.Mutex
+	released atomic.Bool
 }
 
 // Param is one named parameter tensor.
@@ -190,6 +203,12 @@ func (m *Model) SinusoidalPositions() {
 // Params lists every unique parameter with its HF BertForPreTraining name, in the order HF's
 // state_dict lists them. A tied decoder is not listed (it is the word embeddings).
 func (m *Model) Params() []Param {
+	m.EnsureRaw()
+	return m.params()
+}
+
+// params is Params without EnsureRaw: the tensors of a model packed in place may hold no data.
+func (m *Model) params() []Param {
 	var ps []Param
 	add := func(name string, t *tensor.Tensor) { ps = append(ps, Param{name, t}) }
 	addLin := func(prefix string, l Linear) {
@@ -239,8 +258,12 @@ func (m *Model) Params() []Param {
 // model.num_parameters() reports.
 func (m *Model) NumParams() int64 {
 	var n int64
-	for _, p := range m.Params() {
-		n += int64(p.T.Len())
+	for _, p := range m.params() {
+		k := int64(1)
+		for _, d := range p.T.Shape {
+			k *= int64(d)
+		}
+		n += k
 	}
 	return n
 }
@@ -290,23 +313,100 @@ func (c Config) ParamCount(heads Heads) int64 {
 // MLM decoder once (tensor.PackTransB), for the eval passes (Forward) to use instead of packing
 // them on every call: the same outputs bit for bit, faster for short sequences and for a few
 // masked rows through the decoder. The raw weights stay (training, gradients, attributions and
-// saving read them), so those matrices take twice the memory. Training does not update the
-// packed copies: train refuses a packed model (Packed), and a model whose weights change
-// otherwise must be packed again.
+// saving read them), so those matrices take twice the memory; PackWeightsInPlace does not.
+// Training does not update the packed copies: train refuses a packed model (Packed), and a
+// model whose weights change otherwise must be packed again.
 func (m *Model) PackWeights() {
-	pack := func(l *Linear) {
-		l.packed = tensor.PackTransB(l.W.Data, l.W.Shape[0], l.W.Shape[1])
+	m.pack(false)
+}
+
+// PackWeightsInPlace packs the same matrices as PackWeights and releases their raw layout, so
+// that a model which only infers holds each of them once (a tied decoder stays raw as well,
+// since the embedding lookup reads it). Everything that reads the raw layout (the training and
+// backward passes, Params and so saving and copying, EnsureRaw) first unpacks it again,
+// exactly (tensor.PackedB.Unpack), and from then on the model holds both layouts, as after
+// PackWeights. It runs a garbage collection after each layer, so that the packed copies reuse
+// the memory the raw ones leave rather than add to it: the peak stays about one layer above
+// the model's size.
+func (m *Model) PackWeightsInPlace() {
+	m.pack(true)
+}
+
+func (m *Model) pack(release bool) {
+	if release && m.inPlace == nil {
+		m.inPlace = &inPlace{}
+	}
+	pack := func(w *tensor.Tensor) *tensor.PackedB {
+		pb := tensor.PackTransB(w.Data, w.Shape[0], w.Shape[1])
+		if release {
+			w.Data = nil
+		}
+		return pb
 	}
 	for i := range m.Layers {
 		L := &m.Layers[i]
-		for _, l := range []*Linear{&L.Query, &L.Key, &L.Value, &L.AttnOut, &L.Inter, &L.Out} {
-			pack(l)
+		for _, l := range L.linears() {
+			l.packed = pack(l.W)
+		}
+		if release {
+			runtime.GC()
 		}
 	}
 	if m.MLM != nil {
-		pack(&m.MLM.Transform)
-		m.MLM.decPacked = tensor.PackTransB(m.MLM.Decoder.Data, m.MLM.Decoder.Shape[0], m.MLM.Decoder.Shape[1])
+		m.MLM.Transform.packed = pack(m.MLM.Transform.W)
+		if m.MLM.Decoder == m.WordEmb {
+			m.MLM.decPacked = tensor.PackTransB(m.MLM.Decoder.Data, m.MLM.Decoder.Shape[0], m.MLM.Decoder.Shape[1])
+		} else {
+			m.MLM.decPacked = pack(m.MLM.Decoder)
+		}
 	}
+	if release {
+		m.inPlace.released.Store(true)
+	}
+}
+
+// linears lists the layer's linear layers that PackWeights packs.
+func (L *Layer) linears() []*Linear {
+	return []*Linear{&L.Query, &L.Key, &L.Value, &L.AttnOut, &L.Inter, &L.Out}
+}
+
+// RawReleased reports whether PackWeightsInPlace released raw weights that EnsureRaw has not
+// restored yet.
+func (m *Model) RawReleased() bool {
+	return m.inPlace != nil && m.inPlace.released.Load()
+}
+
+// EnsureRaw gives back the raw layout of the weights that PackWeightsInPlace released
+// (unpacking them from their packed copies, which stay); it does nothing to any other model.
+// It is safe to call from several goroutines, and beside eval passes (which read the packed
+// copies only). Every method of Model that reads raw weights calls it first; code outside the
+// package that reads a Linear's W of an engine's model must call it too.
+func (m *Model) EnsureRaw() {
+	ip := m.inPlace
+	if ip == nil || !ip.released.Load() {
+		return
+	}
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if !ip.released.Load() {
+		return
+	}
+	unpack := func(w *tensor.Tensor, pb *tensor.PackedB) {
+		if w.Data == nil {
+			w.Data = make([]float32, pb.N*pb.K)
+			pb.Unpack(w.Data)
+		}
+	}
+	for i := range m.Layers {
+		for _, l := range m.Layers[i].linears() {
+			unpack(l.W, l.packed)
+		}
+	}
+	if m.MLM != nil {
+		unpack(m.MLM.Transform.W, m.MLM.Transform.packed)
+		unpack(m.MLM.Decoder, m.MLM.decPacked)
+	}
+	ip.released.Store(false)
 }
 
 // Packed reports whether PackWeights packed the model's weights.

@@ -1,7 +1,9 @@
 package bert_test
 
 import (
+	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -105,5 +107,120 @@ func TestPackedWeightsSameOutputs(t *testing.T) {
 				t.Errorf("training loss %+v packed, %+v raw", lp, lr)
 			}
 		})
+	}
+}
+
+// A model packed in place (PackWeightsInPlace) holds the packed matrices only: its eval
+// outputs are the raw model's bit for bit and leave the raw layout released; training,
+// backward passes and Params get the raw weights back exactly (tied and untied decoders),
+// from several goroutines at once beside eval passes (run it with -race).
+func TestPackWeightsInPlace(t *testing.T) {
+	c := bert.DefaultConfig()
+	c.VocabSize, c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.IntermediateSize = 300, 64, 2, 4, 130
+	c.MaxPositionEmbeddings = 32
+	for _, tied := range []bool{true, false} {
+		mk := func() *bert.Model {
+			m, err := bert.NewRandom(c, bert.AllHeads, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tied {
+				m.MLM.Decoder = m.WordEmb.Clone()
+				for i := range m.MLM.Decoder.Data {
+					m.MLM.Decoder.Data[i] *= -0.5
+				}
+			}
+			return m
+		}
+		raw, lean := mk(), mk()
+		lean.PackWeightsInPlace()
+		if !lean.Packed() || !lean.RawReleased() || raw.RawReleased() {
+			t.Fatalf("tied %v: Packed %v, RawReleased %v after PackWeightsInPlace; raw model: RawReleased %v",
+				tied, lean.Packed(), lean.RawReleased(), raw.RawReleased())
+		}
+		if q := lean.Layers[1].Inter.W; q.Data != nil || q.Shape[0] != c.IntermediateSize {
+			t.Fatalf("tied %v: intermediate weight after PackWeightsInPlace: %d floats, shape %v", tied, len(q.Data), q.Shape)
+		}
+		if (lean.MLM.Decoder.Data == nil) == tied {
+			t.Fatalf("tied %v: decoder released %v", tied, lean.MLM.Decoder.Data == nil)
+		}
+		const B, S = 2, 9
+		b := bert.Batch{B: B, S: S, InputIDs: make([]int, B*S)}
+		for i := range b.InputIDs {
+			b.InputIDs[i] = 5 + (i*31)%(c.VocabSize-5)
+		}
+		opt := bert.Options{MLM: true, NSP: true}
+		want, err := raw.Forward(b, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits := func(what string, x, y []float32) {
+			t.Helper()
+			if len(x) != len(y) {
+				t.Fatalf("tied %v: %s: %d floats, want %d", tied, what, len(x), len(y))
+			}
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+					t.Fatalf("tied %v: %s[%d] = %g, want %g", tied, what, i, x[i], y[i])
+				}
+			}
+		}
+		got, err := lean.Forward(b, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits("MLM logits", got.MLMLogits.Data, want.MLMLogits.Data)
+		sameBits("NSP logits", got.NSPLogits.Data, want.NSPLogits.Data)
+		if n, w := lean.NumParams(), raw.NumParams(); n != w || !lean.RawReleased() {
+			t.Fatalf("tied %v: after an eval pass and NumParams (%d, want %d): RawReleased %v, want true", tied, n, w, lean.RawReleased())
+		}
+		// Training passes in two goroutines and eval passes in two more, all at once.
+		labels := make([]int, B*S)
+		for i := range labels {
+			labels[i] = bert.IgnoreIndex
+		}
+		labels[2], labels[S+4] = 11, 12
+		wantLoss, err := raw.ForwardBackward(b, labels, nil, bert.TrainOptions{}, raw.NewGrads())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if g%2 == 0 {
+					out, err := lean.Forward(b, opt)
+					if err == nil && math.Float32bits(out.MLMLogits.Data[7]) != math.Float32bits(want.MLMLogits.Data[7]) {
+						err = fmt.Errorf("eval pass beside EnsureRaw: logit %g, want %g", out.MLMLogits.Data[7], want.MLMLogits.Data[7])
+					}
+					errs <- err
+					return
+				}
+				l, err := lean.ForwardBackward(b, labels, nil, bert.TrainOptions{}, lean.NewGrads())
+				if err == nil && l != wantLoss {
+					err = fmt.Errorf("training loss %+v, want %+v", l, wantLoss)
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("tied %v: %v", tied, err)
+			}
+		}
+		if lean.RawReleased() {
+			t.Fatalf("tied %v: RawReleased after a training pass", tied)
+		}
+		wp, gp := raw.Params(), lean.Params()
+		for i := range wp {
+			sameBits(wp[i].Name, gp[i].T.Data, wp[i].T.Data)
+		}
+		if !tied {
+			sameBits("decoder", lean.MLM.Decoder.Data, raw.MLM.Decoder.Data)
+		}
 	}
 }

@@ -47,19 +47,29 @@ func New(name string, m *bert.Model, tok *tokenizer.Tokenizer) (*Engine, error) 
 	return &Engine{name: name, model: m, tok: tok}, nil
 }
 
-// packLimit is the largest model (in parameters) whose weights the engine packs for its eval
-// passes (bert.Model.PackWeights): the packed copies take as much memory again as the matrices,
-// which BERT-Base (110 M, about 340 MB more) can spare and BERT-Large (335 M) is left without.
+// packLimit is the largest model (in parameters) whose weights the engine packs beside the raw
+// ones (bert.Model.PackWeights): the packed copies take as much memory again as the matrices,
+// which BERT-Base (110 M, about 340 MB more) can spare. A larger model (BERT-Large, 335 M) is
+// packed in place (bert.Model.PackWeightsInPlace): it holds each matrix once until a question
+// that reads the raw layout (the layer steps, attributions, a training-lab run) unpacks it.
 const packLimit = 120_000_000
 
-// PackForEval packs m's weights when it is at most packLimit parameters, as the engine does
-// with every model it loads: every query then skips the transposition of each weight matrix
-// (the same answers, bit for bit). make bench calls it so that it times what the engine runs.
+// PackForEval packs m's weights as the engine does with every model it loads: beside the raw
+// ones up to packLimit parameters, in their place beyond. Every query then skips the
+// transposition of each weight matrix (the same answers, bit for bit). make bench calls it so
+// that it times what the engine runs.
 func PackForEval(m *bert.Model) {
-	if m.NumParams() <= packLimit && !m.Packed() {
+	switch {
+	case m.Packed():
+	case packInPlace(m.NumParams()):
+		m.PackWeightsInPlace()
+	default:
 		m.PackWeights()
 	}
 }
+
+// packInPlace reports whether PackForEval packs a model of n parameters in place.
+func packInPlace(n int64) bool { return n > packLimit }
 
 // Open loads the HF model folder at the root of fsys (hf.LoadFS) into a new engine.
 func Open(fsys fs.FS, name string) (*Engine, error) {

@@ -73,6 +73,7 @@ func (r *StepsResult) Step(id string) *Step {
 // feed-forward's value before the activation, which the trace does not keep and is recomputed
 // from the layer's weights.
 func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, layer, token int) (*StepsResult, error) {
+	m.EnsureRaw() // linearRow reads the raw weights
 	c := m.Config
 	if layer < 0 || layer >= c.NumHiddenLayers {
 		return nil, fmt.Errorf("steps: layer %d outside [0, %d]", layer, c.NumHiddenLayers-1)

@@ -40,6 +40,30 @@ func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
 	return pb
 }
 
+// Unpack writes the weight pb was packed from back into w [N, K] (row-major), exactly: the
+// packing only moves floats. A model that keeps only its packed weights (bert.Model's
+// PackWeightsInPlace) gets its raw layout back this way when something needs it.
+func (pb *PackedB) Unpack(w []float32) {
+	n, k, nr, kc := pb.N, pb.K, pb.kern.nr, pb.kern.kc
+	if len(w) < n*k {
+		panic(fmt.Sprintf("tensor.PackedB.Unpack: %d floats for a %dx%d weight", len(w), n, k))
+	}
+	for b, o := range pb.off {
+		pc := b * kc
+		kb := min(kc, k-pc)
+		// Sliver js holds element (p, j) of op(B) = wᵀ at js·kb + p·nr + j−js.
+		for js := 0; js < n; js += nr {
+			d := pb.data[o+js*kb : o+(js+nr)*kb]
+			for j := js; j < min(js+nr, n); j++ {
+				row := w[j*k+pc : j*k+pc+kb]
+				for p := range row {
+					row[p] = d[p*nr+j-js]
+				}
+			}
+		}
+	}
+}
+
 // GemmPackedB computes C[m, n] = alpha·A[m, k]·wᵀ + beta·C (row strides lda and ldc) for the
 // weight w that pb was packed from: Gemm(false, true, m, n, k, alpha, a, lda, w, k, beta, c,
 // ldc) without packing w, with the same result bit for bit.

@@ -56,6 +56,30 @@ func TestGemmPackedB(t *testing.T) {
 	}
 }
 
+// Unpack gives back the packed weight bit for bit, for every kernel of this build, across
+// ragged slivers and depth blocks (k past kc), and leaves nothing past N×K touched.
+func TestPackedBUnpack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range [][2]int{{1, 1}, {3, 7}, {17, 5}, {33, 300}, {100, 600}, {1100, 257}} {
+		n, k := s[0], s[1]
+		w := randSlice(rng, n*k, 1)
+		for _, kern := range gemmKernels() {
+			pb := packTransB(kern, w, n, k)
+			got := make([]float32, n*k+3)
+			got[n*k], got[n*k+1], got[n*k+2] = 7, 8, 9
+			pb.Unpack(got)
+			for i := range w {
+				if math.Float32bits(got[i]) != math.Float32bits(w[i]) {
+					t.Fatalf("%dx%d %s: w[%d] = %g unpacked, %g packed", n, k, kern.name, i, got[i], w[i])
+				}
+			}
+			if got[n*k] != 7 || got[n*k+1] != 8 || got[n*k+2] != 9 {
+				t.Fatalf("%dx%d %s: Unpack wrote past the weight: %v", n, k, kern.name, got[n*k:])
+			}
+		}
+	}
+}
+
 // LinearPacked equals Linear bit for bit, bias and all.
 func TestLinearPacked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
