@@ -29,13 +29,27 @@ func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
 		panic(fmt.Sprintf("tensor.PackTransB: size %dx%d", n, k))
 	}
 	gemmCheck("B", w, n, k, k)
-	np := ceilDiv(n, kern.nr) * kern.nr
+	nr := kern.nr
+	np := ceilDiv(n, nr) * nr
 	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
 	for pc := 0; pc < k; pc += kern.kc {
-		kb := min(kern.kc, k-pc)
-		o := pc * np
-		pb.off = append(pb.off, o)
-		gemmPackB(kern.trans8, pb.data[o:o+np*kb], true, w, k, pc, 0, kb, n, kern.nr)
+		pb.off = append(pb.off, pc*np)
+	}
+	// Slivers [s0, s1) of every depth block: columns s0·nr … s1·nr−1 of w's transpose.
+	packSlivers := func(s0, s1 int) {
+		j0, j1 := s0*nr, min(s1*nr, n)
+		for b, o := range pb.off {
+			pc := b * kern.kc
+			kb := min(kern.kc, k-pc)
+			gemmPackB(kern.trans8, pb.data[o+j0*kb:o+s1*nr*kb], true, w, k, pc, j0, kb, j1-j0, nr)
+		}
+	}
+	// A model's load packs every matrix: split the large ones by slivers across the cores
+	// (the same floats land in the same places either way).
+	if n*k >= 1<<16 {
+		ParallelFor(np/nr, packSlivers)
+	} else {
+		packSlivers(0, np/nr)
 	}
 	return pb
 }
