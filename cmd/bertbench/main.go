@@ -449,6 +449,8 @@ func table(files []string) error {
 		add(fig, "simd/Node", "train/"+m+"/bertlab-wasm-simd", "bertlab wasm", "train/"+m+"/bertlab-wasm", true)
 	}
 	add("BERT-Large F32 load s", "native", "large/load_s/bertlab-native", "-", "", false)
+	add("BERT-Large F32 pack s", "native", "large/pack_s/bertlab-native", "-", "", false)
+	add("BERT-Large fwd128+MLM s", "native", "large/fwd128_mlm_s/bertlab-native", "-", "", false)
 	addT("BERT-Large peak RSS MB", "native", "large/peak_rss_mb/bertlab-native", "file size MB", "large/file_mb/file", false, 1/1.2)
 
 	w := bufio.NewWriter(os.Stdout)
