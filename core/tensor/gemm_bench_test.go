@@ -48,6 +48,10 @@ func BenchmarkGemm(b *testing.B) {
 				bench(b, func() { gemmWith(kern, threads, false, true, s.m, s.n, s.k, 1, x, s.k, w, s.k, 0, y, s.n) })
 			})
 		}
+		b.Run(shape+"/packed", func(b *testing.B) {
+			pb := PackTransB(w, s.n, s.k)
+			bench(b, func() { GemmPackedB(s.m, 1, x, s.k, pb, 0, y, s.n) })
+		})
 		b.Run(shape+"/Gemm", func(b *testing.B) {
 			bench(b, func() { Gemm(false, true, s.m, s.n, s.k, 1, x, s.k, w, s.k, 0, y, s.n) })
 		})
