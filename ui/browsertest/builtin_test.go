@@ -104,6 +104,9 @@ func TestBuiltinModel(t *testing.T) {
 	}
 	// Reported, not bounded: it depends on the machine (and the 12 MB of weights).
 	t.Logf("page load to the first prediction with %s: %.0f ms", name, eval[float64](t, ctx, `window.bertlabFirstPrediction || 0`))
+	t.Logf("where it went: app.wasm fetched %s; engine worker requests (sent-answered, from navigation start): %s",
+		eval[string](t, ctx, `(e => e ? Math.round(e.startTime) + '-' + Math.round(e.responseEnd) + ' ms' : '?')(performance.getEntriesByType('resource').find(e => e.name.endsWith('/app.wasm')))`),
+		eval[string](t, ctx, `window.bertlabWorkerLog.join('; ')`))
 	masked := "She poured a glass of [MASK] and drank it."
 	want, err := pipeline.FillMask(native.Model, native.Tokenizer, masked, &pair, 5)
 	if err != nil {

@@ -54,14 +54,34 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 
 // watchFirstPrediction makes every page the browser opens record in
 // window.bertlabFirstPrediction the time (performance.now(): from the start of navigation) at
-// which the first prediction is added to the document.
+// which the first prediction is added to the document, and in window.bertlabWorkerLog a line
+// for each answer of the engine worker: its function, when it was sent and answered, and the
+// time it took in the worker (where the first prediction's time goes).
 func watchFirstPrediction(t *testing.T, ctx context.Context) {
 	t.Helper()
 	do(t, ctx, 10*time.Second, "watching for the first prediction", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: `new MutationObserver((_, o) => {
 				if (document.querySelector('.card .pred')) { window.bertlabFirstPrediction = performance.now(); o.disconnect(); }
-			}).observe(document, {childList: true, subtree: true});`})
+			}).observe(document, {childList: true, subtree: true});
+			window.bertlabWorkerLog = [];
+			if (window.Worker) {
+				const W = window.Worker;
+				window.Worker = class extends W {
+					constructor(...args) {
+						super(...args);
+						const sent = new Map(), post = this.postMessage.bind(this);
+						this.postMessage = (m, ...rest) => {
+							if (m && m.fn) sent.set(m.id, [m.fn, performance.now()]);
+							return post(m, ...rest);
+						};
+						this.addEventListener('message', (e) => {
+							const s = e.data && sent.get(e.data.id);
+							if (s) window.bertlabWorkerLog.push(s[0] + ' ' + Math.round(s[1]) + '-' + Math.round(performance.now()) + ' ms (' + Math.round(e.data.ms) + ' in the worker)');
+						});
+					}
+				};
+			}`})
 		return err
 	}))
 }
