@@ -127,9 +127,10 @@ vocab: build
 	bash scripts/pretrain.sh vocab
 
 # The built-in model (issue 12): vocabulary, masked LM with the neighbour-head prior at the start,
-# next-sentence prediction, then assets/models/bertlab-mini with its model card (many hours on
-# 2 cores, in resumable stages: run it again after an interruption).
-# A short trial: make pretrain MLM_STEPS=20 PRIOR_STEPS=10 NSP_STEPS=10 NAME=trial
+# masked LM continued with a fresh schedule (stage 2b), next-sentence prediction, then
+# assets/models/bertlab-mini with its model card (many hours on 2 cores, in resumable stages:
+# run it again after an interruption).
+# A short trial: make pretrain MLM_STEPS=20 PRIOR_STEPS=10 LONG_STEPS=20 NSP_STEPS=10 NAME=trial
 # OUT=/tmp/trial WORK=/tmp/trial-work
 pretrain:
 	bash scripts/pretrain.sh

@@ -11,9 +11,10 @@
 #               pulls two heads of each of the first two layers toward the previous and the next
 #               token: without it the model rests on the masked-LM plateau for thousands of steps
 #               (scripts/PRETRAIN.md, "The neighbour-head prior");
-#   2b. long    (when LONG_STEPS > 0) masked-LM training continued from stage 2's model for
-#               LONG_STEPS more steps with a fresh schedule (warm-up to LONG_LR, linear decay) and
-#               another seed (LONG_SEED: new masks and order), into $WORK/long;
+#   2b. long    masked-LM training continued from stage 2's model for LONG_STEPS more steps
+#               (80,000 by default, as the shipped model; 0 skips the stage) with a fresh schedule
+#               (warm-up to LONG_LR, linear decay) and another seed (LONG_SEED: new masks and
+#               order), into $WORK/long;
 #   3. nsp      the model trained on with next-sentence prediction as well (its NSP head and
 #               pooler start random), so that the page's next-sentence views have a trained head,
 #               into $WORK/final ($WORK/final-long after stage 2b);
@@ -36,7 +37,7 @@
 # Overrides (environment): PRESET, VOCAB_SIZE, POSITIONS, SEQ, BATCH, PROSE_WEIGHT,
 # MLM_STEPS, MLM_LR, LONG_STEPS, LONG_LR, LONG_SEED, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS, NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, NOTE; for finetune FT_EPOCHS (both tasks), SENT_EPOCHS, POS_EPOCHS,
 # SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for measure CANDIDATES, MSTEPS,
-# BUDGET_MIN. A short trial: MLM_STEPS=20 PRIOR_STEPS=10 NSP_STEPS=10 NAME=trial
+# BUDGET_MIN. A short trial: MLM_STEPS=20 PRIOR_STEPS=10 LONG_STEPS=20 NSP_STEPS=10 NAME=trial
 # OUT=/tmp/trial WORK=/tmp/trial-work bash scripts/pretrain.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +58,7 @@ MLM_LR=${MLM_LR:-1e-3}
 PRIOR_HEADS=${PRIOR_HEADS:-0.0-1,0.1+1,1.0-1,1.1+1}
 PRIOR_WEIGHT=${PRIOR_WEIGHT:-1}
 PRIOR_STEPS=${PRIOR_STEPS:-2000}
-LONG_STEPS=${LONG_STEPS:-0}
+LONG_STEPS=${LONG_STEPS:-80000}
 LONG_LR=${LONG_LR:-5e-4}
 LONG_SEED=${LONG_SEED:-2}
 NSP_STEPS=${NSP_STEPS:-1500}
