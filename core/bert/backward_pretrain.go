@@ -17,7 +17,6 @@ import (
 // Only the labelled positions go through the MLM head: the other logits do not reach the loss.
 // g must come from m.NewGrads; it is not safe to share between concurrent calls.
 func (m *Model) ForwardBackward(b Batch, mlmLabels, nspLabels []int, opt TrainOptions, g *Grads) (Losses, error) {
-	m.EnsureRaw()
 	c := m.Config
 	if err := b.Validate(c); err != nil {
 		return Losses{}, err

@@ -88,7 +88,6 @@ func (d *attnDistil) addGrad(l, bh, A int, mask []int, ds, p []float32, S int) {
 // student layer in the student's shape [B, A, S, S]. The means are over the labelled positions
 // and over layers × heads × attended query tokens. There is no next-sentence term.
 func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets, w DistilWeights, opt TrainOptions, g *Grads) (DistilLosses, error) {
-	m.EnsureRaw()
 	c := m.Config
 	if err := b.Validate(c); err != nil {
 		return DistilLosses{}, err

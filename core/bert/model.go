@@ -259,11 +259,7 @@ func (m *Model) params() []Param {
 func (m *Model) NumParams() int64 {
 	var n int64
 	for _, p := range m.params() {
-		k := int64(1)
-		for _, d := range p.T.Shape {
-			k *= int64(d)
-		}
-		n += k
+		n += int64(tensor.NumElements(p.T.Shape)) // by shape: a matrix packed in place holds no data
 	}
 	return n
 }
@@ -336,7 +332,7 @@ func (m *Model) pack(release bool) {
 	if release && m.inPlace == nil {
 		m.inPlace = &inPlace{}
 	}
-	pack := func(w *tensor.Tensor) *tensor.PackedB {
+	pack := func(w *tensor.Tensor, release bool) *tensor.PackedB {
 		pb := tensor.PackTransB(w.Data, w.Shape[0], w.Shape[1])
 		if release {
 			w.Data = nil
@@ -346,19 +342,16 @@ func (m *Model) pack(release bool) {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		for _, l := range L.linears() {
-			l.packed = pack(l.W)
+			l.packed = pack(l.W, release)
 		}
 		if release {
 			runtime.GC()
 		}
 	}
 	if m.MLM != nil {
-		m.MLM.Transform.packed = pack(m.MLM.Transform.W)
-		if m.MLM.Decoder == m.WordEmb {
-			m.MLM.decPacked = tensor.PackTransB(m.MLM.Decoder.Data, m.MLM.Decoder.Shape[0], m.MLM.Decoder.Shape[1])
-		} else {
-			m.MLM.decPacked = pack(m.MLM.Decoder)
-		}
+		m.MLM.Transform.packed = pack(m.MLM.Transform.W, release)
+		// A tied decoder is the word embeddings, which the lookup reads: it stays raw.
+		m.MLM.decPacked = pack(m.MLM.Decoder, release && m.MLM.Decoder != m.WordEmb)
 	}
 	if release {
 		m.inPlace.released.Store(true)
