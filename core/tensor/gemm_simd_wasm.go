@@ -26,6 +26,11 @@ func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
 		gemmDotSIMD2x16(r0, r1, a[:2*kc], b[:16*kc])
 		return
 	}
+	if gemmDotAsm && kc > 0 {
+		a, b = a[:2*kc], b[:16*kc]
+		gemmDot2x16BetaAsm(&a[0], &b[0], &r0[0], &r1[0], kc, beta)
+		return
+	}
 	var acc0, acc1 [16]float32
 	gemmDotSIMD2x16(&acc0, &acc1, a[:2*kc], b[:16*kc])
 	vb := simd.BroadcastFloat32s(beta)
@@ -122,7 +127,14 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 //go:noescape
 func gemmDot2x16Asm(a, b, c0, c1 *float32, kc int)
 
-// gemmDotAsm selects gemmDot2x16Asm in gemmDotSIMD2x16 (tests compare both ways).
+// gemmDot2x16BetaAsm sets c0[j] = sum0[j] + c0[j]·beta and c1[j] likewise for j < 16, the sums
+// those of gemmDot2x16Asm: gemmKernelSIMD2x16 with beta != 0 (in gemm_simd_wasm.s).
+//
+//go:noescape
+func gemmDot2x16BetaAsm(a, b, c0, c1 *float32, kc int, beta float32)
+
+// gemmDotAsm selects the assembly loops in gemmDotSIMD2x16 and gemmKernelSIMD2x16 (tests
+// compare both ways).
 var gemmDotAsm = true
 
 // gemmRow1SIMD2x16 sets c[j] = sum_p a[p*2]*b[p*16+j] for j < 16: row 0 of

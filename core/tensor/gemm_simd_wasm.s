@@ -169,3 +169,226 @@ TEXT ·gemmDot2x16Asm(SB), NOSPLIT, $0-40
 	Get V7
 	V128Store $0
 	RET
+
+// func gemmDot2x16BetaAsm(a, b, c0, c1 *float32, kc int, beta float32)
+//
+// gemmDot2x16Asm, then c = sum + c·beta for each of the 16 columns of c0 and c1 (V14: beta
+// broadcast): gemmKernelSIMD2x16 with beta != 0, whose Go version went through a tile on
+// the stack.
+TEXT ·gemmDot2x16BetaAsm(SB), NOSPLIT, $0-44
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
+	MOVD kc+32(FP), R2
+	I32Const $0
+	I32x4Splat
+	Tee V0
+	Tee V1
+	Tee V2
+	Tee V3
+	Tee V4
+	Tee V5
+	Tee V6
+	Set V7
+
+	Loop
+	Get R0
+	I32WrapI64
+	F32Load $0
+	F32x4Splat
+	Set V12
+	Get R0
+	I32WrapI64
+	F32Load $4
+	F32x4Splat
+	Set V13
+	Get R1
+	I32WrapI64
+	V128Load $0
+	Set V8
+	Get R1
+	I32WrapI64
+	V128Load $16
+	Set V9
+	Get R1
+	I32WrapI64
+	V128Load $32
+	Set V10
+	Get R1
+	I32WrapI64
+	V128Load $48
+	Set V11
+	Get V0
+	Get V12
+	Get V8
+	F32x4Mul
+	F32x4Add
+	Set V0
+	Get V1
+	Get V12
+	Get V9
+	F32x4Mul
+	F32x4Add
+	Set V1
+	Get V2
+	Get V12
+	Get V10
+	F32x4Mul
+	F32x4Add
+	Set V2
+	Get V3
+	Get V12
+	Get V11
+	F32x4Mul
+	F32x4Add
+	Set V3
+	Get V4
+	Get V13
+	Get V8
+	F32x4Mul
+	F32x4Add
+	Set V4
+	Get V5
+	Get V13
+	Get V9
+	F32x4Mul
+	F32x4Add
+	Set V5
+	Get V6
+	Get V13
+	Get V10
+	F32x4Mul
+	F32x4Add
+	Set V6
+	Get V7
+	Get V13
+	Get V11
+	F32x4Mul
+	F32x4Add
+	Set V7
+	Get R0
+	I64Const $8
+	I64Add
+	Set R0
+	Get R1
+	I64Const $64
+	I64Add
+	Set R1
+	Get R2
+	I64Const $1
+	I64Sub
+	Tee R2
+	I64Eqz
+	I32Eqz
+	BrIf $0
+	End
+
+	MOVD c0+16(FP), R3
+	MOVD c1+24(FP), R4
+	F32Load beta+40(FP)
+	F32x4Splat
+	Set V14
+	Get R3
+	I32WrapI64
+	Get V0
+	Get R3
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R3
+	I64Const $16
+	I64Add
+	I32WrapI64
+	Get V1
+	Get R3
+	I64Const $16
+	I64Add
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R3
+	I64Const $32
+	I64Add
+	I32WrapI64
+	Get V2
+	Get R3
+	I64Const $32
+	I64Add
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R3
+	I64Const $48
+	I64Add
+	I32WrapI64
+	Get V3
+	Get R3
+	I64Const $48
+	I64Add
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R4
+	I32WrapI64
+	Get V4
+	Get R4
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R4
+	I64Const $16
+	I64Add
+	I32WrapI64
+	Get V5
+	Get R4
+	I64Const $16
+	I64Add
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R4
+	I64Const $32
+	I64Add
+	I32WrapI64
+	Get V6
+	Get R4
+	I64Const $32
+	I64Add
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	Get R4
+	I64Const $48
+	I64Add
+	I32WrapI64
+	Get V7
+	Get R4
+	I64Const $48
+	I64Add
+	I32WrapI64
+	V128Load $0
+	Get V14
+	F32x4Mul
+	F32x4Add
+	V128Store $0
+	RET

@@ -382,3 +382,29 @@ func TestGemmDot2x16Asm(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmKernelSIMD2x16Beta checks the micro-kernel with beta != 0, whose assembly version
+// (gemmDot2x16BetaAsm) adds beta·C to the sums itself, against the Go version bit for bit.
+func TestGemmKernelSIMD2x16Beta(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	defer func(on bool) { gemmDotAsm = on }(gemmDotAsm)
+	for _, kc := range []int{1, 2, 7, 256} {
+		for _, beta := range []float32{1, -0.5, 3} {
+			for _, ldc := range []int{16, 21} {
+				a := randSlice(rng, 2*kc, 1)
+				b := randSlice(rng, 16*kc, 1)
+				c := randSlice(rng, ldc+16, 1)
+				want, got := append([]float32(nil), c...), append([]float32(nil), c...)
+				gemmDotAsm = false
+				gemmKernelSIMD2x16(kc, a, b, want, ldc, beta)
+				gemmDotAsm = true
+				gemmKernelSIMD2x16(kc, a, b, got, ldc, beta)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("kc %d, beta %g, ldc %d: c[%d] = %g, the Go kernel gives %g", kc, beta, ldc, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
