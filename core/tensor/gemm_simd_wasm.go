@@ -28,7 +28,7 @@ func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
 	}
 	if gemmDotAsm && kc > 0 {
 		a, b = a[:2*kc], b[:16*kc]
-		gemmDot2x16BetaAsm(&a[0], &b[0], &r0[0], &r1[0], kc, beta)
+		gemmDot2x16Asm(&a[0], &b[0], &r0[0], &r1[0], kc, beta)
 		return
 	}
 	var acc0, acc1 [16]float32
@@ -54,7 +54,7 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 	if gemmDotAsm {
 		kc := min(len(a)/2, len(b)/16)
 		if kc > 0 {
-			gemmDot2x16Asm(&a[0], &b[:16*kc][0], &c0[0], &c1[0], kc)
+			gemmDot2x16Asm(&a[0], &b[:16*kc][0], &c0[0], &c1[0], kc, 0)
 			return
 		}
 	}
@@ -121,17 +121,12 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 	c13.Store(c1[12:16])
 }
 
-// gemmDot2x16Asm is gemmDotSIMD2x16's loop in WebAssembly (gemm_simd_wasm.s): c0 and c1 get
-// the sums of kc ≥ 1 steps of a [kc][2] and b [kc][16].
+// gemmDot2x16Asm is gemmDotSIMD2x16's loop in WebAssembly (gemm_simd_wasm.s): the sums of kc ≥
+// 1 steps of a [kc][2] and b [kc][16] go to c0 and c1 (16 floats each) when beta is +0,
+// sum + c·beta otherwise (gemmKernelSIMD2x16 with beta != 0).
 //
 //go:noescape
-func gemmDot2x16Asm(a, b, c0, c1 *float32, kc int)
-
-// gemmDot2x16BetaAsm sets c0[j] = sum0[j] + c0[j]·beta and c1[j] likewise for j < 16, the sums
-// those of gemmDot2x16Asm: gemmKernelSIMD2x16 with beta != 0 (in gemm_simd_wasm.s).
-//
-//go:noescape
-func gemmDot2x16BetaAsm(a, b, c0, c1 *float32, kc int, beta float32)
+func gemmDot2x16Asm(a, b, c0, c1 *float32, kc int, beta float32)
 
 // gemmDotAsm selects the assembly loops in gemmDotSIMD2x16 and gemmKernelSIMD2x16 (tests
 // compare both ways).
