@@ -384,7 +384,7 @@ func TestGemmDot2x16Asm(t *testing.T) {
 }
 
 // TestGemmKernelSIMD2x16Beta checks the micro-kernel with beta != 0, whose assembly version
-// (gemmDot2x16BetaAsm) adds beta·C to the sums itself, against the Go version bit for bit.
+// (gemmDot2x16Asm with beta) adds beta·C to the sums itself, against the Go version bit for bit.
 func TestGemmKernelSIMD2x16Beta(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	defer func(on bool) { gemmDotAsm = on }(gemmDotAsm)
