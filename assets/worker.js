@@ -8,7 +8,8 @@
 // ({"error": "..."} on failure) and ms the time the request took. Requests run one at a time,
 // in the order they came. fn is one of:
 //   models                 -> the text of models/index.json
-//   loadURL(base, files)   -> fetches the model files under base and calls bertlab.load
+//   loadURL(base, files)   -> fetches the model files under base and calls bertlab.load (the
+//                             default model's files are fetched while the engine starts)
 //   loadFiles({name: File}) -> reads the user's files (File or Uint8Array) and calls bertlab.load
 //   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/engine.go)
 importScripts('wasm_exec.js');
@@ -32,8 +33,8 @@ const ready = (async () => {
   await started;
 })();
 
-async function fetchBytes(url) {
-  const resp = await fetch(url);
+async function fetchBytes(url, signal) {
+  const resp = await fetch(url, { signal });
   if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
   return new Uint8Array(await resp.arrayBuffer());
 }
@@ -46,11 +47,44 @@ const loadFields = {
   'tokenizer_config.json': 'tokenizerConfig',
 };
 
-async function loadURL(base, files) {
+// fetchFields fetches the files of a model folder under base into bertlab.load's argument.
+async function fetchFields(base, files, signal) {
   const arg = {};
   await Promise.all(files.filter((f) => f in loadFields).map(async (f) => {
-    arg[loadFields[f]] = await fetchBytes(base + f);
+    arg[loadFields[f]] = await fetchBytes(base + f, signal);
   }));
+  return arg;
+}
+
+// The page opens on the default model of models/index.json almost always, and compiling and
+// starting the engine takes about a second: the worker fetches the index and the default
+// model's files meanwhile. loadURL takes them if it is asked for that model (and aborts the
+// fetch otherwise); models answers with the index it fetched. A failed prefetch only means
+// loadURL and models fetch again.
+const prefetchAbort = new AbortController();
+const prefetchIndex = fetch('models/index.json', { signal: prefetchAbort.signal })
+  .then((resp) => (resp.ok ? resp.text() : null)).catch(() => null);
+let prefetch = prefetchIndex.then((text) => {
+  const index = text && JSON.parse(text);
+  const m = index && (index.models || []).find((x) => x.name === index.default);
+  return m ? { base: 'models/' + m.path, arg: fetchFields('models/' + m.path, m.files, prefetchAbort.signal) } : null;
+}).catch(() => null);
+
+// fetchMs is how long the last loadURL waited for its files (reported with its answer).
+let fetchMs = 0;
+
+async function loadURL(base, files) {
+  const t0 = performance.now();
+  const pre = await prefetch;
+  prefetch = Promise.resolve(null); // used once: its bytes are not kept past this load
+  let arg = null;
+  if (pre && pre.base === base) {
+    arg = await pre.arg.catch(() => null);
+  } else {
+    prefetchAbort.abort();
+  }
+  if (!arg) arg = await fetchFields(base, files);
+  fetchMs = performance.now() - t0;
   return self.bertlab.load(arg);
 }
 
@@ -68,9 +102,12 @@ async function handle({ id, fn, args = [] }) {
   try {
     await ready;
     if (fn === 'models') {
-      const resp = await fetch('models/index.json');
-      if (!resp.ok) throw new Error(`models/index.json: HTTP ${resp.status}`);
-      result = await resp.text();
+      result = await prefetchIndex;
+      if (result === null) {
+        const resp = await fetch('models/index.json');
+        if (!resp.ok) throw new Error(`models/index.json: HTTP ${resp.status}`);
+        result = await resp.text();
+      }
     } else if (fn === 'loadURL') {
       result = await loadURL(...args);
     } else if (fn === 'loadFiles') {
@@ -83,7 +120,9 @@ async function handle({ id, fn, args = [] }) {
   } catch (err) {
     result = JSON.stringify({ error: String((err && err.message) || err) });
   }
-  self.postMessage({ id, result, ms: performance.now() - t0 });
+  const msg = { id, result, ms: performance.now() - t0 };
+  if (fn === 'loadURL') msg.fetchMs = fetchMs;
+  self.postMessage(msg);
 }
 
 let queue = Promise.resolve();

@@ -56,7 +56,8 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 // window.bertlabFirstPrediction the time (performance.now(): from the start of navigation) at
 // which the first prediction is added to the document, and in window.bertlabWorkerLog a line
 // for each answer of the engine worker: its function, when it was sent and answered, and the
-// time it took in the worker (where the first prediction's time goes).
+// time it took in the worker, and for loadURL how much of it went to fetching the files (where
+// the first prediction's time goes).
 func watchFirstPrediction(t *testing.T, ctx context.Context) {
 	t.Helper()
 	do(t, ctx, 10*time.Second, "watching for the first prediction", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -77,7 +78,8 @@ func watchFirstPrediction(t *testing.T, ctx context.Context) {
 						};
 						this.addEventListener('message', (e) => {
 							const s = e.data && sent.get(e.data.id);
-							if (s) window.bertlabWorkerLog.push(s[0] + ' ' + Math.round(s[1]) + '-' + Math.round(performance.now()) + ' ms (' + Math.round(e.data.ms) + ' in the worker)');
+							if (s) window.bertlabWorkerLog.push(s[0] + ' ' + Math.round(s[1]) + '-' + Math.round(performance.now()) + ' ms (' + Math.round(e.data.ms) + ' in the worker' +
+								(e.data.fetchMs !== undefined ? ', ' + Math.round(e.data.fetchMs) + ' of them fetching' : '') + ')');
 						});
 					}
 				};
