@@ -91,6 +91,10 @@ type gemmKernel struct {
 	// without the other rows: gemmMacro uses it for a tile with one row of A (a single masked
 	// word through the MLM decoder spent most of its time on rows of padding).
 	row1 func(kc int, a, b, c []float32)
+	// col, when not nil, computes tiles full tiles down one column of C with fn's bits: tile t
+	// from the A sliver a[t·mr·kc:] and b into c[t·mr·ldc:] (one call where a call per tile
+	// costs, as in wasm).
+	col func(kc, tiles int, a, b, c []float32, ldc int, beta float32)
 }
 
 // gemmTranspose8Go sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n: eight rows of src
@@ -330,7 +334,12 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 	for j := 0; j < nb; j += nr {
 		bs := pb[j*kb : (j+nr)*kb]
 		nrr := min(nr, nb-j)
-		for i := 0; i < mb; i += mr {
+		i := 0
+		if kern.col != nil && nrr == nr && mb >= mr {
+			i = mb / mr * mr
+			kern.col(kb, mb/mr, pa, bs, c[j:], ldc, beta)
+		}
+		for ; i < mb; i += mr {
 			as := pa[i*kb : (i+mr)*kb]
 			mrr := min(mr, mb-i)
 			if mrr == mr && nrr == nr {

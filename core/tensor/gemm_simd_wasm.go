@@ -19,16 +19,15 @@ const simdLanes = 4
 //
 // a is a packed A sliver [kc][2], b a packed B sliver [kc][16].
 func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
+	if gemmDotAsm && kc > 0 {
+		gemmColSIMD2x16(kc, 1, a, b, c, ldc, beta)
+		return
+	}
 	r0 := (*[16]float32)(c[:16])
 	r1 := (*[16]float32)(c[ldc : ldc+16])
 	if beta == 0 {
 		// The accumulators go straight to C: no round trip through memory on the stack.
 		gemmDotSIMD2x16(r0, r1, a[:2*kc], b[:16*kc])
-		return
-	}
-	if gemmDotAsm && kc > 0 {
-		a, b = a[:2*kc], b[:16*kc]
-		gemmDot2x16Asm(&a[0], &b[0], &r0[0], &r1[0], kc, beta)
 		return
 	}
 	var acc0, acc1 [16]float32
@@ -42,22 +41,34 @@ func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
 	}
 }
 
+// gemmColSIMD2x16 computes tiles full 2×16 tiles down one column of C (gemmKernel.col): tile t
+// is gemmKernelSIMD2x16(kc, a[t·2·kc:], b, c[t·2·ldc:], ldc, beta). With gemmDotAsm it is one
+// call of the hand-written gemmCol2x16Asm (the slices checked here first), else the Go kernel
+// tile by tile, its twin.
+func gemmColSIMD2x16(kc, tiles int, a, b, c []float32, ldc int, beta float32) {
+	if !gemmDotAsm || kc <= 0 {
+		for t := range tiles {
+			gemmKernelSIMD2x16(kc, a[t*2*kc:], b, c[t*2*ldc:], ldc, beta)
+		}
+		return
+	}
+	a, b = a[:tiles*2*kc], b[:16*kc]
+	c = c[:(2*tiles-1)*ldc+16]
+	if beta == 0 {
+		beta = 0 // -0 as +0: C is not read
+	}
+	gemmCol2x16Asm(&a[0], &b[0], &c[0], kc, tiles, ldc, beta)
+}
+
 // gemmDotSIMD2x16 stores into c0 and c1 the two rows of the 2×16 tile of sums over the packed
 // slivers a [kc][2] and b [kc][16]. Eight accumulators, four B vectors and two
 // broadcast A values use 14 of the wasm backend's 16 vector registers (4×16 and 8×8 tiles
-// spilled and ran slower). wasm SIMD has no fused multiply-add: Mul then Add. It runs the
-// hand-written loop gemmDot2x16Asm (1.4-1.7x faster in Node, measured interleaved in one
-// process); the Go loop below stays as its twin, which TestGemmDot2x16Asm compares it with
-// bit for bit. The Go loop reslices and converts to array pointers so that no bounds check is
-// left inside it, and takes two depth steps per turn.
+// spilled and ran slower). wasm SIMD has no fused multiply-add: Mul then Add. It is the twin of
+// the hand-written gemmCol2x16Asm (1.4-1.7x faster in Node, measured interleaved in one
+// process), which TestGemmColSIMD2x16 compares with it bit for bit. The loop reslices and
+// converts to array pointers so that no bounds check is left inside it, and takes two depth
+// steps per turn.
 func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
-	if gemmDotAsm {
-		kc := min(len(a)/2, len(b)/16)
-		if kc > 0 {
-			gemmDot2x16Asm(&a[0], &b[:16*kc][0], &c0[0], &c1[0], kc, 0)
-			return
-		}
-	}
 	var c00, c01, c02, c03, c10, c11, c12, c13 simd.Float32s
 	for len(a) >= 4 && len(b) >= 32 {
 		ap := (*[4]float32)(a)
@@ -121,15 +132,14 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 	c13.Store(c1[12:16])
 }
 
-// gemmDot2x16Asm is gemmDotSIMD2x16's loop in WebAssembly (gemm_simd_wasm.s): the sums of kc ≥
-// 1 steps of a [kc][2] and b [kc][16] go to c0 and c1 (16 floats each) when beta is +0,
-// sum + c·beta otherwise (gemmKernelSIMD2x16 with beta != 0).
+// gemmCol2x16Asm is gemmColSIMD2x16 in WebAssembly (gemm_simd_wasm.s), for tiles >= 1 and kc
+// >= 1 on slices already checked; beta +0 does not read C.
 //
 //go:noescape
-func gemmDot2x16Asm(a, b, c0, c1 *float32, kc int, beta float32)
+func gemmCol2x16Asm(a, b, c *float32, kc, tiles, ldc int, beta float32)
 
-// gemmDotAsm selects the assembly loops in gemmDotSIMD2x16 and gemmKernelSIMD2x16 (tests
-// compare both ways).
+// gemmDotAsm selects gemmCol2x16Asm in gemmKernelSIMD2x16 and gemmColSIMD2x16 (tests compare
+// both ways).
 var gemmDotAsm = true
 
 // gemmRow1SIMD2x16 sets c[j] = sum_p a[p*2]*b[p*16+j] for j < 16: row 0 of
@@ -159,7 +169,7 @@ func gemmRow1SIMD2x16(kc int, a, b, c []float32) {
 // gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
 // and an A sliver stay in L1, the packed A block (128×256) and B panel (256×512) in L2.
 var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16,
-	row1: gemmRow1SIMD2x16}
+	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16}
 
 // gemmKernels lists the micro-kernels this build can run, fastest first: the SIMD kernel, then
 // its pure-Go twin.

@@ -2,23 +2,27 @@
 
 #include "textflag.h"
 
-// func gemmDot2x16Asm(a, b, c0, c1 *float32, kc int, beta float32)
+// func gemmCol2x16Asm(a, b, c *float32, kc, tiles, ldc int, beta float32)
 //
-// gemmDotSIMD2x16's loop in WebAssembly by hand: the same eight f32x4 sums, each product
-// added in the same order (so the same bits), without what Go 1.27.3's wasm backend emits
-// for the Go version: a 64-bit addition and wrap for every load (here the constant offsets
-// sit in the loads' memarg), the function's resume dispatch (br_table) on every turn of the
-// loop, and an accumulator spilled to the Go stack. One depth step a turn: with two, V8's
-// optimising compiler loaded both steps' vectors first and kept four accumulators on its
-// stack (26 GFLOP/s against 33 with one step, 128x768x768 in Node).
+// tiles 2×16 tiles of C down one column of tiles, tile t from the A sliver at a + t·2·kc and the
+// B sliver b: rows 2t and 2t+1 of c (row stride ldc) get the sums over kc >= 1 steps when beta
+// is +0 (C is not read), sum + c·beta otherwise. One call per column of tiles instead of one
+// per tile: a Go call costs the caller and the callee their resume bookkeeping in wasm.
 //
-// Then c0 and c1 get the sums when beta is +0 (C is not read), sum + c·beta otherwise: the
-// micro-kernel with beta != 0, whose Go version went through a tile on the stack.
+// The sums are gemmDotSIMD2x16's, each product added in the same order (so the same bits),
+// without what Go 1.27.3's wasm backend emits for the Go loop: a 64-bit addition and wrap
+// for every load (here the constant offsets sit in the loads' memarg), the function's resume
+// dispatch (br_table) on every turn of the loop, and an accumulator spilled to the Go stack.
+// One depth step a turn: with two, V8's optimising compiler loaded both steps' vectors first
+// and kept four accumulators on its stack (26 GFLOP/s against 33 with one step, 128x768x768
+// in Node).
 //
-// R0: a (2 floats a step), R1: b (16 floats a step), R2: steps left (kc >= 1), R3 and R4:
-// c0 and c1; V0-V3: row 0 of the tile, V4-V7: row 1, V8-V11: b's four vectors, V12-V13: a
-// broadcast, V14: beta broadcast. The assembler gives v128.store no offset operand: the
-// stores add theirs to the address.
+// R0: a (2 floats a step), R1: b (16 floats a step), R2: steps left; R3 and R4: the tile's two
+// rows of c; R5: the next tile's a, R6: its row 0 of c, R7: tiles left, R8: ldc in bytes, R9:
+// beta's bits. V0-V3: row 0 of the tile, V4-V7: row 1, V8-V11: b's four vectors, V12-V13: a
+// broadcast, V14: beta broadcast. The assembler gives v128.store no offset operand: the stores
+// add theirs to the address.
+
 // MULADD adds a·b to the accumulator acc (f32x4: wasm SIMD has no fused multiply-add).
 #define MULADD(acc, a, b) Get acc; Get a; Get b; F32x4Mul; F32x4Add; Set acc
 // ADDR pushes the 32-bit address r+off.
@@ -27,15 +31,24 @@
 #define STORE(r, off, v) ADDR(r, off); Get v; V128Store $0
 #define STOREBETA(r, off, v) ADDR(r, off); Get v; ADDR(r, off); V128Load $0; Get V14; F32x4Mul; F32x4Add; V128Store $0
 
-TEXT ·gemmDot2x16Asm(SB), NOSPLIT, $0-44
-	MOVD a+0(FP), R0
+TEXT ·gemmCol2x16Asm(SB), NOSPLIT, $0-52
+	MOVD a+0(FP), R5
+	MOVD c+16(FP), R6
+	MOVD tiles+32(FP), R7
+	MOVD ldc+40(FP), R8
+	Get R8; I64Const $2; I64Shl; Set R8
+	I32Load beta+48(FP); I64ExtendI32U; Set R9
+	F32Load beta+48(FP); F32x4Splat; Set V14
+
+	Loop // tiles
+	Get R5; Set R0
 	MOVD b+8(FP), R1
-	MOVD kc+32(FP), R2
+	MOVD kc+24(FP), R2
 	I32Const $0
 	I32x4Splat
 	Tee V0; Tee V1; Tee V2; Tee V3; Tee V4; Tee V5; Tee V6; Set V7
 
-	Loop
+	Loop // depth steps
 	// a's two values of this step, broadcast; b's 16.
 	Get R0; I32WrapI64; F32Load $0; F32x4Splat; Set V12
 	Get R0; I32WrapI64; F32Load $4; F32x4Splat; Set V13
@@ -51,16 +64,21 @@ TEXT ·gemmDot2x16Asm(SB), NOSPLIT, $0-44
 	I64Eqz; I32Eqz; BrIf $0
 	End
 
-	MOVD c0+16(FP), R3
-	MOVD c1+24(FP), R4
-	I32Load beta+40(FP)
-	I32Eqz
+	// R0 is now the next tile's A sliver (they follow one another).
+	Get R0; Set R5
+	Get R6; Tee R3; Get R8; I64Add; Tee R4
+	Get R8; I64Add; Set R6
+	Get R9
+	I64Eqz
 	If
 	STORE(R3, 0, V0); STORE(R3, 16, V1); STORE(R3, 32, V2); STORE(R3, 48, V3)
 	STORE(R4, 0, V4); STORE(R4, 16, V5); STORE(R4, 32, V6); STORE(R4, 48, V7)
 	Else
-	F32Load beta+40(FP); F32x4Splat; Set V14
 	STOREBETA(R3, 0, V0); STOREBETA(R3, 16, V1); STOREBETA(R3, 32, V2); STOREBETA(R3, 48, V3)
 	STOREBETA(R4, 0, V4); STOREBETA(R4, 16, V5); STOREBETA(R4, 32, V6); STOREBETA(R4, 48, V7)
+	End
+
+	Get R7; I64Const $1; I64Sub; Tee R7
+	I64Eqz; I32Eqz; BrIf $0
 	End
 	RET

@@ -356,26 +356,39 @@ func TestExpShiftSumSIMDvsGo(t *testing.T) {
 	}
 }
 
-// TestGemmDot2x16Asm checks the hand-written WebAssembly loop (gemm_simd_wasm.s) against the
-// Go loop it replaces, bit for bit: the same products added in the same order. Depths cover
-// one step, odd and even counts and a whole block; the operands start at every offset of a
-// 16-byte vector, since v128 loads need not be aligned.
-func TestGemmDot2x16Asm(t *testing.T) {
+// TestGemmColSIMD2x16 checks the hand-written WebAssembly column of tiles (gemm_simd_wasm.s)
+// against the Go kernel tile by tile, bit for bit: the same products added in the same order.
+// Depths cover one step, odd and even counts and a whole block; the operands start at every
+// offset of a 16-byte vector (v128 loads need not be aligned); C's columns past the tile must
+// stay as they were, and with beta 0 C starts as NaN, which must not be read.
+func TestGemmColSIMD2x16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	defer func(on bool) { gemmDotAsm = on }(gemmDotAsm)
-	for _, kc := range []int{1, 2, 3, 4, 5, 16, 255, 256, 257} {
-		for off := range simdLanes {
-			a := randSlice(rng, off+2*kc, 1)[off:]
-			b := randSlice(rng, off+16*kc, 1)[off:]
-			var want0, want1, got0, got1 [16]float32
-			gemmDotAsm = false
-			gemmDotSIMD2x16(&want0, &want1, a, b)
-			gemmDotAsm = true
-			gemmDotSIMD2x16(&got0, &got1, a, b)
-			for j := range 16 {
-				for r, pair := range [][2]float32{{got0[j], want0[j]}, {got1[j], want1[j]}} {
-					if math.Float32bits(pair[0]) != math.Float32bits(pair[1]) {
-						t.Fatalf("kc %d, offset %d: row %d column %d = %g, the Go loop gives %g", kc, off, r, j, pair[0], pair[1])
+	for _, kc := range []int{1, 2, 3, 5, 16, 255, 256, 257} {
+		for _, tiles := range []int{1, 2, 5} {
+			for off := range simdLanes {
+				for _, beta := range []float32{0, 1, -0.5} {
+					ldc := 16 + 5*(off%2)
+					a := randSlice(rng, off+tiles*2*kc, 1)[off:]
+					b := randSlice(rng, off+16*kc, 1)[off:]
+					c := randSlice(rng, 2*tiles*ldc, 1)
+					if beta == 0 {
+						for i := range c {
+							if i%ldc < 16 {
+								c[i] = float32(math.NaN())
+							}
+						}
+					}
+					want, got := append([]float32(nil), c...), append([]float32(nil), c...)
+					gemmDotAsm = false
+					gemmColSIMD2x16(kc, tiles, a, b, want, ldc, beta)
+					gemmDotAsm = true
+					gemmColSIMD2x16(kc, tiles, a, b, got, ldc, beta)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("kc %d, %d tiles, offset %d, beta %g, ldc %d: c[%d] = %g, the Go kernel gives %g",
+								kc, tiles, off, beta, ldc, i, got[i], want[i])
+						}
 					}
 				}
 			}
@@ -384,7 +397,7 @@ func TestGemmDot2x16Asm(t *testing.T) {
 }
 
 // TestGemmKernelSIMD2x16Beta checks the micro-kernel with beta != 0, whose assembly version
-// (gemmDot2x16Asm with beta) adds beta·C to the sums itself, against the Go version bit for bit.
+// (gemmCol2x16Asm, one tile) adds beta·C to the sums itself, against the Go version bit for bit.
 func TestGemmKernelSIMD2x16Beta(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	defer func(on bool) { gemmDotAsm = on }(gemmDotAsm)
