@@ -67,7 +67,8 @@ const prefetchIndex = fetch('models/index.json', { signal: prefetchAbort.signal 
 let prefetch = prefetchIndex.then((text) => {
   const index = text && JSON.parse(text);
   const m = index && (index.models || []).find((x) => x.name === index.default);
-  return m ? { base: 'models/' + m.path, arg: fetchFields('models/' + m.path, m.files, prefetchAbort.signal) } : null;
+  // A failed or aborted prefetch gives null (no unhandled rejection): loadURL then fetches.
+  return m ? { base: 'models/' + m.path, arg: fetchFields('models/' + m.path, m.files, prefetchAbort.signal).catch(() => null) } : null;
 }).catch(() => null);
 
 // fetchMs is how long the last loadURL waited for its files (reported with its answer).
@@ -79,7 +80,7 @@ async function loadURL(base, files) {
   prefetch = Promise.resolve(null); // used once: its bytes are not kept past this load
   let arg = null;
   if (pre && pre.base === base) {
-    arg = await pre.arg.catch(() => null);
+    arg = await pre.arg;
   } else {
     prefetchAbort.abort();
   }

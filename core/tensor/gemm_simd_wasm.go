@@ -19,7 +19,7 @@ const simdLanes = 4
 //
 // a is a packed A sliver [kc][2], b a packed B sliver [kc][16].
 func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
-	if gemmDotAsm && kc > 0 {
+	if gemmWasmAsm && kc > 0 {
 		gemmColSIMD2x16(kc, 1, a, b, c, ldc, beta)
 		return
 	}
@@ -42,14 +42,17 @@ func gemmKernelSIMD2x16(kc int, a, b, c []float32, ldc int, beta float32) {
 }
 
 // gemmColSIMD2x16 computes tiles full 2×16 tiles down one column of C (gemmKernel.col): tile t
-// is gemmKernelSIMD2x16(kc, a[t·2·kc:], b, c[t·2·ldc:], ldc, beta). With gemmDotAsm it is one
+// is gemmKernelSIMD2x16(kc, a[t·2·kc:], b, c[t·2·ldc:], ldc, beta). With gemmWasmAsm it is one
 // call of the hand-written gemmCol2x16Asm (the slices checked here first), else the Go kernel
 // tile by tile, its twin.
 func gemmColSIMD2x16(kc, tiles int, a, b, c []float32, ldc int, beta float32) {
-	if !gemmDotAsm || kc <= 0 {
+	if !gemmWasmAsm || kc <= 0 {
 		for t := range tiles {
 			gemmKernelSIMD2x16(kc, a[t*2*kc:], b, c[t*2*ldc:], ldc, beta)
 		}
+		return
+	}
+	if tiles <= 0 {
 		return
 	}
 	a, b = a[:tiles*2*kc], b[:16*kc]
@@ -138,9 +141,9 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 //go:noescape
 func gemmCol2x16Asm(a, b, c *float32, kc, tiles, ldc int, beta float32)
 
-// gemmDotAsm selects gemmCol2x16Asm in gemmKernelSIMD2x16 and gemmColSIMD2x16 (tests compare
+// gemmWasmAsm selects gemmCol2x16Asm in gemmKernelSIMD2x16 and gemmColSIMD2x16 (tests compare
 // both ways).
-var gemmDotAsm = true
+var gemmWasmAsm = true
 
 // gemmRow1SIMD2x16 sets c[j] = sum_p a[p*2]*b[p*16+j] for j < 16: row 0 of
 // gemmKernelSIMD2x16's tile with beta 0, the same products added in the same order (so the

@@ -363,7 +363,7 @@ func TestExpShiftSumSIMDvsGo(t *testing.T) {
 // stay as they were, and with beta 0 C starts as NaN, which must not be read.
 func TestGemmColSIMD2x16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	defer func(on bool) { gemmDotAsm = on }(gemmDotAsm)
+	defer func(on bool) { gemmWasmAsm = on }(gemmWasmAsm)
 	for _, kc := range []int{1, 2, 3, 5, 16, 255, 256, 257} {
 		for _, tiles := range []int{1, 2, 5} {
 			for off := range simdLanes {
@@ -380,9 +380,9 @@ func TestGemmColSIMD2x16(t *testing.T) {
 						}
 					}
 					want, got := append([]float32(nil), c...), append([]float32(nil), c...)
-					gemmDotAsm = false
+					gemmWasmAsm = false
 					gemmColSIMD2x16(kc, tiles, a, b, want, ldc, beta)
-					gemmDotAsm = true
+					gemmWasmAsm = true
 					gemmColSIMD2x16(kc, tiles, a, b, got, ldc, beta)
 					for i := range got {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -400,7 +400,7 @@ func TestGemmColSIMD2x16(t *testing.T) {
 // (gemmCol2x16Asm, one tile) adds beta·C to the sums itself, against the Go version bit for bit.
 func TestGemmKernelSIMD2x16Beta(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
-	defer func(on bool) { gemmDotAsm = on }(gemmDotAsm)
+	defer func(on bool) { gemmWasmAsm = on }(gemmWasmAsm)
 	for _, kc := range []int{1, 2, 7, 256} {
 		for _, beta := range []float32{1, -0.5, 3} {
 			for _, ldc := range []int{16, 21} {
@@ -408,9 +408,9 @@ func TestGemmKernelSIMD2x16Beta(t *testing.T) {
 				b := randSlice(rng, 16*kc, 1)
 				c := randSlice(rng, ldc+16, 1)
 				want, got := append([]float32(nil), c...), append([]float32(nil), c...)
-				gemmDotAsm = false
+				gemmWasmAsm = false
 				gemmKernelSIMD2x16(kc, a, b, want, ldc, beta)
-				gemmDotAsm = true
+				gemmWasmAsm = true
 				gemmKernelSIMD2x16(kc, a, b, got, ldc, beta)
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
