@@ -370,6 +370,11 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 	}
 }
 
+// gemmPackRows2, when not nil, sets dst[2p] = r0[p] and dst[2p+1] = r1[p] for p < len(r0)
+// (len(r1) == len(r0), len(dst) == 2·len(r0)): gemmPackA's loop for slivers of two rows with
+// alpha 1, where the build has a faster one (wasm SIMD: gemmPackRows2Asm).
+var gemmPackRows2 func(dst, r0, r1 []float32)
+
 // gemmPackA packs alpha·op(A)[i0:i0+mb, p0:p0+kb] into slivers of mr rows: sliver s holds
 // element (i, p) at s*mr*kb + p*mr + i; rows past mb are zero.
 func gemmPackA(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr int, alpha float32) {
@@ -422,6 +427,10 @@ func gemmPackA(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, 
 		for ; i+2 <= rows; i += 2 {
 			r0 := a[(i0+is+i)*lda+p0:][:kb]
 			r1 := a[(i0+is+i+1)*lda+p0:][:kb]
+			if gemmPackRows2 != nil && mr == 2 && alpha == 1 {
+				gemmPackRows2(d[:2*kb], r0, r1)
+				continue
+			}
 			for p := range r0 {
 				dp := (*[2]float32)(d[p*mr+i:])
 				dp[0], dp[1] = alpha*r0[p], alpha*r1[p]

@@ -141,6 +141,23 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 //go:noescape
 func gemmCol2x16Asm(a, b, c *float32, kc, tiles, ldc int, beta float32)
 
+// gemmPackRows2Asm interleaves two rows of kb >= 1 floats into dst (gemm_simd_wasm.s).
+//
+//go:noescape
+func gemmPackRows2Asm(dst, r0, r1 *float32, kb int)
+
+// packRows2Asm is gemmPackRows2 by gemmPackRows2Asm, with the slices checked first.
+func packRows2Asm(dst, r0, r1 []float32) {
+	kb := len(r0)
+	if kb == 0 {
+		return
+	}
+	r1, dst = r1[:kb], dst[:2*kb]
+	gemmPackRows2Asm(&dst[0], &r0[0], &r1[0], kb)
+}
+
+func init() { gemmPackRows2 = packRows2Asm }
+
 // gemmWasmAsm selects gemmCol2x16Asm in gemmKernelSIMD2x16 and gemmColSIMD2x16 (tests compare
 // both ways).
 var gemmWasmAsm = true

@@ -82,3 +82,38 @@ TEXT ·gemmCol2x16Asm(SB), NOSPLIT, $0-52
 	I64Eqz; I32Eqz; BrIf $0
 	End
 	RET
+
+// func gemmPackRows2Asm(dst, r0, r1 *float32, kb int)
+//
+// dst[2p] = r0[p], dst[2p+1] = r1[p] for p < kb (>= 1): a two-row A sliver packed (gemmPackA
+// with mr 2 and alpha 1), four steps a turn, the offsets in the loads' and stores' memarg.
+// R0: dst, R1: r0, R2: r1, R3: steps left.
+#define PACK(q) Get R0; I32WrapI64; Get R1; I32WrapI64; F32Load $(4*q); F32Store $(8*q); Get R0; I32WrapI64; Get R2; I32WrapI64; F32Load $(4*q); F32Store $(8*q+4)
+TEXT ·gemmPackRows2Asm(SB), NOSPLIT, $0-32
+	MOVD dst+0(FP), R0
+	MOVD r0+8(FP), R1
+	MOVD r1+16(FP), R2
+	MOVD kb+24(FP), R3
+	Block
+	Get R3; I64Const $4; I64LtS; BrIf $0
+	Loop
+	PACK(0); PACK(1); PACK(2); PACK(3)
+	Get R0; I64Const $32; I64Add; Set R0
+	Get R1; I64Const $16; I64Add; Set R1
+	Get R2; I64Const $16; I64Add; Set R2
+	Get R3; I64Const $4; I64Sub; Tee R3
+	I64Const $4; I64GeS; BrIf $0
+	End
+	End
+	Block
+	Get R3; I64Eqz; BrIf $0
+	Loop
+	PACK(0)
+	Get R0; I64Const $8; I64Add; Set R0
+	Get R1; I64Const $4; I64Add; Set R1
+	Get R2; I64Const $4; I64Add; Set R2
+	Get R3; I64Const $1; I64Sub; Tee R3
+	I64Eqz; I32Eqz; BrIf $0
+	End
+	End
+	RET

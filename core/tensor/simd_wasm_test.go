@@ -421,3 +421,28 @@ func TestGemmKernelSIMD2x16Beta(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmPackRows2 checks the hand-written two-row packing (gemmPackRows2Asm) against the
+// interleaving it stands for, on lengths around its four-step turns and at every offset of a
+// vector; the float after dst's end must stay as it was.
+func TestGemmPackRows2(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, kb := range []int{1, 2, 3, 4, 5, 7, 8, 9, 255, 256} {
+		for off := range simdLanes {
+			r0 := randSlice(rng, off+kb, 1)[off:]
+			r1 := randSlice(rng, off+kb, 1)[off:]
+			buf := randSlice(rng, off+2*kb+1, 1)
+			guard := buf[off+2*kb]
+			dst := buf[off : off+2*kb]
+			packRows2Asm(dst, r0, r1)
+			for p := range kb {
+				if dst[2*p] != r0[p] || dst[2*p+1] != r1[p] {
+					t.Fatalf("kb %d, offset %d: step %d = (%g, %g), want (%g, %g)", kb, off, p, dst[2*p], dst[2*p+1], r0[p], r1[p])
+				}
+			}
+			if buf[off+2*kb] != guard {
+				t.Fatalf("kb %d, offset %d: the float after dst was overwritten", kb, off)
+			}
+		}
+	}
+}
