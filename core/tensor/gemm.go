@@ -95,6 +95,10 @@ type gemmKernel struct {
 	// from the A sliver a[t·mr·kc:] and b into c[t·mr·ldc:] (one call where a call per tile
 	// costs, as in wasm).
 	col func(kc, tiles int, a, b, c []float32, ldc int, beta float32)
+	// packRows2, when not nil, sets dst[2p] = r0[p] and dst[2p+1] = r1[p] for p < len(r0)
+	// (len(r1) == len(r0), len(dst) == 2·len(r0)): gemmPackA's loop for a sliver of two rows
+	// with alpha 1, where the kernel's build has a faster one (wasm SIMD: gemmPackRows2Asm).
+	packRows2 func(dst, r0, r1 []float32)
 }
 
 // gemmTranspose8Go sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n: eight rows of src
@@ -318,7 +322,7 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 			}
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
-				gemmPackA(kern.trans8, buf.a, transA, a, lda, ic, pc, mb, kb, mr, alpha)
+				gemmPackA(kern, buf.a, transA, a, lda, ic, pc, mb, kb, alpha)
 				gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
 			}
 		}
@@ -370,14 +374,11 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 	}
 }
 
-// gemmPackRows2, when not nil, sets dst[2p] = r0[p] and dst[2p+1] = r1[p] for p < len(r0)
-// (len(r1) == len(r0), len(dst) == 2·len(r0)): gemmPackA's loop for slivers of two rows with
-// alpha 1, where the build has a faster one (wasm SIMD: gemmPackRows2Asm).
-var gemmPackRows2 func(dst, r0, r1 []float32)
-
-// gemmPackA packs alpha·op(A)[i0:i0+mb, p0:p0+kb] into slivers of mr rows: sliver s holds
-// element (i, p) at s*mr*kb + p*mr + i; rows past mb are zero.
-func gemmPackA(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb, mr int, alpha float32) {
+// gemmPackA packs alpha·op(A)[i0:i0+mb, p0:p0+kb] into slivers of mr = kern.mr rows (with
+// kern's trans8 and packRows2 where it has them): sliver s holds element (i, p) at
+// s*mr*kb + p*mr + i; rows past mb are zero.
+func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb int, alpha float32) {
+	trans8, mr := kern.trans8, kern.mr
 	for is := 0; is < mb; is += mr {
 		d := dst[is*kb : (is+mr)*kb]
 		rows := min(mr, mb-is)
@@ -427,8 +428,8 @@ func gemmPackA(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, 
 		for ; i+2 <= rows; i += 2 {
 			r0 := a[(i0+is+i)*lda+p0:][:kb]
 			r1 := a[(i0+is+i+1)*lda+p0:][:kb]
-			if gemmPackRows2 != nil && mr == 2 && alpha == 1 {
-				gemmPackRows2(d[:2*kb], r0, r1)
+			if kern.packRows2 != nil && mr == 2 && alpha == 1 {
+				kern.packRows2(d[:2*kb], r0, r1)
 				continue
 			}
 			for p := range r0 {

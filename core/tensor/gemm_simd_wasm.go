@@ -146,7 +146,7 @@ func gemmCol2x16Asm(a, b, c *float32, kc, tiles, ldc int, beta float32)
 //go:noescape
 func gemmPackRows2Asm(dst, r0, r1 *float32, kb int)
 
-// packRows2Asm is gemmPackRows2 by gemmPackRows2Asm, with the slices checked first.
+// packRows2Asm is gemmKernel.packRows2 by gemmPackRows2Asm, with the slices checked first.
 func packRows2Asm(dst, r0, r1 []float32) {
 	kb := len(r0)
 	if kb == 0 {
@@ -155,8 +155,6 @@ func packRows2Asm(dst, r0, r1 []float32) {
 	r1, dst = r1[:kb], dst[:2*kb]
 	gemmPackRows2Asm(&dst[0], &r0[0], &r1[0], kb)
 }
-
-func init() { gemmPackRows2 = packRows2Asm }
 
 // gemmWasmAsm selects gemmCol2x16Asm in gemmKernelSIMD2x16 and gemmColSIMD2x16 (tests compare
 // both ways).
@@ -189,7 +187,7 @@ func gemmRow1SIMD2x16(kc int, a, b, c []float32) {
 // gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
 // and an A sliver stay in L1, the packed A block (128×256) and B panel (256×512) in L2.
 var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16,
-	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16}
+	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16, packRows2: packRows2Asm}
 
 // gemmKernels lists the micro-kernels this build can run, fastest first: the SIMD kernel, then
 // its pure-Go twin.
