@@ -33,10 +33,14 @@ const ready = (async () => {
   await started;
 })();
 
-async function fetchBytes(url, signal) {
+async function fetchOK(url, signal) {
   const resp = await fetch(url, { signal });
   if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
-  return new Uint8Array(await resp.arrayBuffer());
+  return resp;
+}
+
+async function fetchBytes(url, signal) {
+  return new Uint8Array(await (await fetchOK(url, signal)).arrayBuffer());
 }
 
 // The files of a HuggingFace BERT folder and the fields of bertlab.load that take them.
@@ -62,8 +66,8 @@ async function fetchFields(base, files, signal) {
 // fetch otherwise); models answers with the index it fetched. A failed prefetch only means
 // loadURL and models fetch again.
 const prefetchAbort = new AbortController();
-const prefetchIndex = fetch('models/index.json', { signal: prefetchAbort.signal })
-  .then((resp) => (resp.ok ? resp.text() : null)).catch(() => null);
+const prefetchIndex = fetchOK('models/index.json', prefetchAbort.signal)
+  .then((resp) => resp.text()).catch(() => null);
 let prefetch = prefetchIndex.then((text) => {
   const index = text && JSON.parse(text);
   const m = index && (index.models || []).find((x) => x.name === index.default);
@@ -103,12 +107,7 @@ async function handle({ id, fn, args = [] }) {
   try {
     await ready;
     if (fn === 'models') {
-      result = await prefetchIndex;
-      if (result === null) {
-        const resp = await fetch('models/index.json');
-        if (!resp.ok) throw new Error(`models/index.json: HTTP ${resp.status}`);
-        result = await resp.text();
-      }
+      result = (await prefetchIndex) ?? await (await fetchOK('models/index.json')).text();
     } else if (fn === 'loadURL') {
       result = await loadURL(...args);
     } else if (fn === 'loadFiles') {
