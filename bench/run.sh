@@ -10,7 +10,8 @@
 # fewer), BENCH_LARGE=0 skips BERT-Large, BENCH_BUDGET_S (default 480: BERT-Large is skipped
 # when less than 120 s of it is left), BENCH_ONLY=wasm (make bench-wasm) measures only the
 # WebAssembly rows: bertlab wasm, scalar (Go 1.26) and SIMD (BENCH_SIMD_TOOLCHAIN, default
-# go1.27.3, with GOEXPERIMENT=simd: the page's app.wasm), and onnxruntime-web.
+# go1.27.3, with GOEXPERIMENT=simd: the page's app.wasm), and onnxruntime-web. BENCH_ROUNDS
+# (default 3) is the number of alternating rounds of bertlab's and onnxruntime's measurements.
 # WebAssembly runs under `node --no-liftoff`: V8 then compiles every function with its
 # optimising tier at once; with its default dynamic tiering, onnxruntime-web's first thousands
 # of calls ran baseline code while the optimiser competed for the (shared) cores.
@@ -18,8 +19,8 @@ set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 REPS=${BENCH_REPS:-7}
-# Rounds of the alternating wasm-simd / onnxruntime-web forwards (see below).
-WEB_ROUNDS=${BENCH_WEB_ROUNDS:-3}
+# Rounds of the alternating measurements against onnxruntime (see median_rounds below).
+ROUNDS=${BENCH_ROUNDS:-3}
 ONLY=${BENCH_ONLY:-}
 SIMD_ENV="GOTOOLCHAIN=${BENCH_SIMD_TOOLCHAIN:-go1.27.3} GOEXPERIMENT=simd"
 BUDGET=${BENCH_BUDGET_S:-480}
@@ -81,40 +82,34 @@ fi
 [ $SIMD = 1 ] && SIMDRUN="node --no-liftoff $(env $SIMD_ENV $GO env GOROOT)/lib/wasm/wasm_exec_node.js $OUT/bertbench-simd.wasm"
 BB="$OUT/bertbench"
 
-# --- GEMM, 1 thread ---------------------------------------------------------------------------
-if native; then
-step "GEMM native + gonum"
-$BB gemm -reps "$REPS" >>"$RES"
-fi
+# This host's speed comes and goes by a third for seconds at a time: measured minutes apart, one
+# side of a ratio could fall in a slow stretch and the other not. So the rows against
+# onnxruntime (native and web) are measured in alternating rounds (ROUNDS), each figure the
+# median of its rounds (median_rounds), and within a round the 1- and 2-thread Base/128
+# forwards alternate call by call (bertbench forward -threads 1,2).
+median_rounds() {
+  grep '^#' "$1" | awk '!seen[$0]++' >>"$RES"
+  grep -v '^#' "$1" | sort -k1,1 -k2,2g | awk '
+    function emit() { print key, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }
+    $1 != key { if (n) emit(); key = $1; n = 0 }
+    { v[++n] = $2 }
+    END { if (n) emit() }' >>"$RES"
+}
+BREPS=$((REPS < 5 ? REPS : 5))
+
+# --- peers measured once: numpy, torch, and the ONNX exports ------------------------------------
 if native && [ $NUMPY = 1 ]; then
   step "GEMM numpy"
   peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_numpy.py "$REPS" >>"$RES" || skip "numpy+OpenBLAS: peer_numpy.py failed"
 fi
+ORT_GEMM=0
 if [ $ORT = 1 ]; then
-  step "GEMM onnxruntime-node and onnxruntime-web (export with torch.onnx.export)"
+  step "ONNX export of the GEMMs (torch.onnx.export)"
   if peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" gemm >"$OUT/export.log" 2>&1; then
-    native && { node bench/peer_ort.js node "$OUT/onnx" gemm "$REPS" >>"$RES" || skip "onnxruntime-node GEMM: peer_ort.js failed"; }
-    node --no-liftoff bench/peer_ort.js web "$OUT/onnx" gemm 3 >>"$RES" || skip "onnxruntime-web GEMM: peer_ort.js failed"
+    ORT_GEMM=1
   else
     skip "onnxruntime GEMM: torch.onnx.export failed (see $OUT/export.log)"
   fi
-fi
-if [ $WASM = 1 ]; then
-  step "GEMM wasm"
-  $WASMRUN gemm -tag wasm -reps 3 >>"$RES"
-fi
-if [ $SIMD = 1 ]; then
-  step "GEMM wasm-simd"
-  $SIMDRUN gemm -tag wasm-simd -reps 3 >>"$RES"
-fi
-
-# --- forward, batch 1, eval -----------------------------------------------------------------
-BREPS=$((REPS < 5 ? REPS : 5))
-if native; then
-step "forward native"
-$BB forward -models base128 -reps "$BREPS" >>"$RES"
-$BB forward -models mini128,tiny16 -reps "$REPS" >>"$RES"
-$BB forward -models base128 -reps "$BREPS" -threads 2 >>"$RES"
 fi
 if ! native && [ $ORT = 1 ] && { [ ! -f "$OUT/onnx/mini128.onnx" ] || [ ! -f "$OUT/onnx/tiny16.onnx" ]; }; then
   step "ONNX export for onnxruntime-web"
@@ -128,40 +123,73 @@ if native && [ $TORCH = 1 ]; then
     peer OPENBLAS_NUM_THREADS=2 "$PY" bench/peer_torch.py "$OUT/onnx" base128 "$BREPS" 2 >>"$RES" ||
     skip "torch+OpenBLAS: peer_torch.py failed"
 fi
-if [ $ORT = 1 ]; then
-  if native; then
-  step "forward onnxruntime-node"
-  node bench/peer_ort.js node "$OUT/onnx" base128 "$BREPS" >>"$RES" &&
-    node bench/peer_ort.js node "$OUT/onnx" mini128,tiny16 "$REPS" >>"$RES" || skip "onnxruntime-node: peer_ort.js failed"
-  fi
+
+# --- native GEMM and forward, and onnxruntime-node, in alternating rounds ---------------------
+if native; then
+  step "GEMM and forward, native and onnxruntime-node, $ROUNDS rounds"
+  NR="$OUT/native-rounds.txt"
+  : >"$NR"
+  ORT_NODE=$ORT
+  for _ in $(seq "$ROUNDS"); do
+    $BB gemm -reps "$REPS" >>"$NR"
+    if [ $ORT_NODE = 1 ] && [ $ORT_GEMM = 1 ]; then
+      node bench/peer_ort.js node "$OUT/onnx" gemm "$REPS" >>"$NR" || { ORT_NODE=0; skip "onnxruntime-node GEMM: peer_ort.js failed"; }
+    fi
+    $BB forward -models base128 -reps "$BREPS" -threads 1,2 >>"$NR"
+    $BB forward -models mini128,tiny16 -reps "$REPS" >>"$NR"
+    if [ $ORT_NODE = 1 ] && [ -f "$OUT/onnx/base128.onnx" ]; then
+      { node bench/peer_ort.js node "$OUT/onnx" base128 "$BREPS" && node bench/peer_ort.js node "$OUT/onnx" mini128,tiny16 "$REPS"; } >>"$NR" ||
+        { ORT_NODE=0; skip "onnxruntime-node: peer_ort.js failed"; }
+    fi
+  done
+  median_rounds "$NR"
+  # What this host gives two cores at the moment: one single-thread Base/128 forward alone, then
+  # two at once in two processes (the 2-thread row's ceiling, had the forward nothing shared).
+  step "host check: one single-thread forward alone, then two at once"
+  $BB forward -models base128 -reps "$BREPS" >"$OUT/alone.txt"
+  $BB forward -models base128 -reps "$BREPS" >"$OUT/pair1.txt" &
+  $BB forward -models base128 -reps "$BREPS" >"$OUT/pair2.txt"
+  wait
+  awk '$1 == "fwd/base128/bertlab-native" {t[++n] = $2}
+    END { if (n == 3) printf "# host: one single-thread Base/128 forward alone %.1f ms, then two at once (two processes) %.1f and %.1f ms: %.2fx the work of one core\n", t[1], t[2], t[3], t[1] / t[2] + t[1] / t[3] }' \
+    "$OUT/alone.txt" "$OUT/pair1.txt" "$OUT/pair2.txt" >>"$RES"
 fi
+
+# --- the browser builds' GEMMs, once ----------------------------------------------------------
+if [ $ORT_GEMM = 1 ]; then
+  step "GEMM onnxruntime-web"
+  node --no-liftoff bench/peer_ort.js web "$OUT/onnx" gemm 3 >>"$RES" || skip "onnxruntime-web GEMM: peer_ort.js failed"
+fi
+if [ $WASM = 1 ]; then
+  step "GEMM wasm"
+  $WASMRUN gemm -tag wasm -reps 3 >>"$RES"
+fi
+if [ $SIMD = 1 ]; then
+  step "GEMM wasm-simd"
+  $SIMDRUN gemm -tag wasm-simd -reps 3 >>"$RES"
+fi
+
+# --- forward, batch 1, eval, in the browser builds --------------------------------------------
 if [ $WASM = 1 ]; then
   step "forward wasm"
   $WASMRUN forward -tag wasm -models mini128 -reps 3 >>"$RES"
   $WASMRUN forward -tag wasm -models tiny16 -reps "$REPS" >>"$RES"
 fi
-# The browser build's forwards and onnxruntime-web's, in alternating rounds: this host's speed
-# comes and goes by a third for seconds at a time, and measured minutes apart one side could
-# fall in a slow stretch and the other not. Each figure is the median of its rounds.
+# The browser build's forwards and onnxruntime-web's, in alternating rounds (see above).
 if [ $SIMD = 1 ] || [ $ORT = 1 ]; then
-  step "forward wasm-simd and onnxruntime-web (wasm, in Node), $WEB_ROUNDS rounds"
-  ROUNDS="$OUT/web-rounds.txt"
-  : >"$ROUNDS"
-  for _ in $(seq "$WEB_ROUNDS"); do
+  step "forward wasm-simd and onnxruntime-web (wasm, in Node), $ROUNDS rounds"
+  WR="$OUT/web-rounds.txt"
+  : >"$WR"
+  for _ in $(seq "$ROUNDS"); do
     if [ $SIMD = 1 ]; then
-      $SIMDRUN forward -tag wasm-simd -models mini128 -reps 3 >>"$ROUNDS"
-      $SIMDRUN forward -tag wasm-simd -models tiny16 -reps "$REPS" >>"$ROUNDS"
+      $SIMDRUN forward -tag wasm-simd -models mini128 -reps 3 >>"$WR"
+      $SIMDRUN forward -tag wasm-simd -models tiny16 -reps "$REPS" >>"$WR"
     fi
     if [ $ORT = 1 ]; then
-      node --no-liftoff bench/peer_ort.js web "$OUT/onnx" mini128,tiny16 "$REPS" >>"$ROUNDS" || { skip "onnxruntime-web: peer_ort.js failed"; break; }
+      node --no-liftoff bench/peer_ort.js web "$OUT/onnx" mini128,tiny16 "$REPS" >>"$WR" || { skip "onnxruntime-web: peer_ort.js failed"; break; }
     fi
   done
-  grep '^#' "$ROUNDS" | awk '!seen[$0]++' >>"$RES"
-  grep -v '^#' "$ROUNDS" | sort -k1,1 -k2,2g | awk '
-    function emit() { print key, (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }
-    $1 != key { if (n) emit(); key = $1; n = 0 }
-    { v[++n] = $2 }
-    END { if (n) emit() }' >>"$RES"
+  median_rounds "$WR"
 fi
 
 # --- training, seq 128 ----------------------------------------------------------------------

@@ -46,23 +46,31 @@ func main() {
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
 	tag := fs.String("tag", "native", "label of this build (native, wasm or wasm-simd)")
 	models := fs.String("models", "base128,mini128,tiny16", "forward: models to time (base128, mini128, tiny16)")
-	threads := fs.Int("threads", 1, "GOMAXPROCS for the measurement")
+	threads := fs.String("threads", "1", "GOMAXPROCS for the measurement; forward: a list (1,2) alternates the counts call by call, one figure each")
 	reps := fs.Int("reps", 5, "repetitions (the median is reported)")
 	dir := fs.String("dir", "", "large: folder for the random BERT-Large")
 	batch := fs.Int("batch", 8, "train: sequences per step (seq 128)")
 	fs.Parse(args)
-	runtime.GOMAXPROCS(*threads)
+	procs, err := threadCounts(*threads)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bertbench:", err)
+		os.Exit(2)
+	}
+	if len(procs) > 1 && mode != "forward" {
+		fmt.Fprintln(os.Stderr, "bertbench: -threads takes one count except with forward")
+		os.Exit(2)
+	}
+	runtime.GOMAXPROCS(procs[0])
 	switch mode {
 	case "gemm", "forward", "train":
 		// Which kernels ran: the CPU decides natively (AVX-512, AVX2 or neither), the build in wasm.
 		fmt.Printf("# kernels %s (%s/%s): %s\n", *tag, runtime.GOOS, runtime.GOARCH, tensor.Kernels())
 	}
-	var err error
 	switch mode {
 	case "gemm":
 		benchGemm(*tag, *reps)
 	case "forward":
-		err = benchForward(*tag, *models, *reps, *threads)
+		err = benchForward(*tag, *models, *reps, procs)
 	case "train":
 		err = benchTrain(*tag, *models, *reps, *batch)
 	case "large":
@@ -78,6 +86,44 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bertbench:", err)
 		os.Exit(1)
 	}
+}
+
+// threadCounts parses -threads: one GOMAXPROCS, or several separated by commas.
+func threadCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-threads %q: %q is not a positive count", s, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// measureAlternating is measure for several variants of a call, alternating them call by
+// call (variant i is f(i)), so that a slow stretch of a shared host falls on all of them
+// alike: the median per-call seconds of each, over reps calls each (more while minDur has
+// not passed).
+func measureAlternating(variants, reps int, minDur time.Duration, f func(i int)) []float64 {
+	for i := range variants {
+		f(i) // warm-up
+	}
+	ts := make([][]float64, variants)
+	start := time.Now()
+	for len(ts[0]) < reps || time.Since(start) < minDur {
+		for i := range variants {
+			t0 := time.Now()
+			f(i)
+			ts[i] = append(ts[i], time.Since(t0).Seconds())
+		}
+	}
+	med := make([]float64, variants)
+	for i, t := range ts {
+		sort.Float64s(t)
+		med[i] = t[len(t)/2]
+	}
+	return med
 }
 
 // measure returns the median per-call seconds of f over at least reps calls, calling it again
@@ -149,7 +195,9 @@ func ids(c bert.Config, n int) []int {
 	return out
 }
 
-func benchForward(tag, models string, reps, threads int) error {
+// benchForward times a forward of each model, batch 1, with GOMAXPROCS each of procs: with
+// several counts the calls alternate between them (measureAlternating).
+func benchForward(tag, models string, reps int, procs []int) error {
 	for _, key := range strings.Split(models, ",") {
 		preset, S, err := modelSpec(key)
 		if err != nil {
@@ -173,7 +221,8 @@ func benchForward(tag, models string, reps, threads int) error {
 			minDur = 0
 		}
 		var ferr error
-		t := measure(r, minDur, func() {
+		ts := measureAlternating(len(procs), r, minDur, func(i int) {
+			runtime.GOMAXPROCS(procs[i])
 			if _, err := m.Forward(b, bert.Options{}); err != nil {
 				ferr = err
 			}
@@ -181,12 +230,15 @@ func benchForward(tag, models string, reps, threads int) error {
 		if ferr != nil {
 			return ferr
 		}
-		suffix := tag
-		if threads != 1 {
-			suffix = fmt.Sprintf("%s-%dt", tag, threads)
+		for i, t := range ts {
+			suffix := tag
+			if procs[i] != 1 {
+				suffix = fmt.Sprintf("%s-%dt", tag, procs[i])
+			}
+			fmt.Printf("fwd/%s/bertlab-%s %.3f\n", key, suffix, t*1e3)
 		}
-		fmt.Printf("fwd/%s/bertlab-%s %.3f\n", key, suffix, t*1e3)
-		if tag == "native" && threads == 1 {
+		runtime.GOMAXPROCS(procs[0])
+		if tag == "native" && procs[0] == 1 {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			const n = 3
