@@ -137,22 +137,14 @@ if native; then
     fi
     $BB forward -models base128 -reps "$BREPS" -threads 1,2 >>"$NR"
     $BB forward -models mini128,tiny16 -reps "$REPS" >>"$NR"
+    # What two of this host's cores give together (the 2-thread row's ceiling).
+    $BB cores >>"$NR"
     if [ $ORT_NODE = 1 ] && [ -f "$OUT/onnx/base128.onnx" ]; then
       { node bench/peer_ort.js node "$OUT/onnx" base128 "$BREPS" && node bench/peer_ort.js node "$OUT/onnx" mini128,tiny16 "$REPS"; } >>"$NR" ||
         { ORT_NODE=0; skip "onnxruntime-node: peer_ort.js failed"; }
     fi
   done
   median_rounds "$NR"
-  # What this host gives two cores at the moment: one single-thread Base/128 forward alone, then
-  # two at once in two processes (the 2-thread row's ceiling, had the forward nothing shared).
-  step "host check: one single-thread forward alone, then two at once"
-  $BB forward -models base128 -reps "$BREPS" >"$OUT/alone.txt"
-  $BB forward -models base128 -reps "$BREPS" >"$OUT/pair1.txt" &
-  $BB forward -models base128 -reps "$BREPS" >"$OUT/pair2.txt"
-  wait
-  awk '$1 == "fwd/base128/bertlab-native" {t[++n] = $2}
-    END { if (n == 3) printf "# host: one single-thread Base/128 forward alone %.1f ms, then two at once (two processes) %.1f and %.1f ms: %.2fx the work of one core\n", t[1], t[2], t[3], t[1] / t[2] + t[1] / t[3] }' \
-    "$OUT/alone.txt" "$OUT/pair1.txt" "$OUT/pair2.txt" >>"$RES"
 fi
 
 # --- the browser builds' GEMMs, once ----------------------------------------------------------

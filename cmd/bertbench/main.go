@@ -7,6 +7,7 @@
 //	bertbench gemm -tag native|wasm|wasm-simd     GEMM GFLOP/s on BERT's shapes (and gonum, natively)
 //	bertbench forward -tag native|wasm|wasm-simd  forward latency, batch 1, eval, in ms
 //	bertbench train -tag native|wasm|wasm-simd    training tokens/s (forward+backward, batch 8, seq 128)
+//	bertbench cores                               what this host's cores give together: one GEMM in cache on one core, two at once
 //	bertbench large -dir D                        write a random BERT-Large (F32) to D, load it in a child
 //	bertbench table FILE...                       print the table
 //
@@ -39,7 +40,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bertbench gemm|forward|train|large|large-load|table ...")
+		fmt.Fprintln(os.Stderr, "usage: bertbench gemm|forward|train|cores|large|large-load|table ...")
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
@@ -73,6 +74,8 @@ func main() {
 		err = benchForward(*tag, *models, *reps, procs)
 	case "train":
 		err = benchTrain(*tag, *models, *reps, *batch)
+	case "cores":
+		benchCores(*reps)
 	case "large":
 		err = benchLarge(*dir)
 	case "large-load":
@@ -193,6 +196,55 @@ func ids(c bert.Config, n int) []int {
 		out[i] = 1000 + (i*7919)%(c.VocabSize-1000)
 	}
 	return out
+}
+
+// benchCores measures what two of this host's cores give together, the ceiling of any 2-thread
+// figure: the same compute-bound GEMM (64x128x256, packed weight, operands in cache, below the
+// size Gemm splits) run over and over on one goroutine alone, then on two at once with their
+// own operands, alternating for at least reps rounds of about 40 ms each. It prints the median
+// GFLOP/s of one core alone and of both together. On a host whose virtual CPUs share a physical
+// core's vector units, or slow down when both run wide vectors, the second is under twice the
+// first whatever the program does.
+func benchCores(reps int) {
+	runtime.GOMAXPROCS(2)
+	const m, k, n, calls = 64, 128, 256, 2000
+	rng := rand.New(rand.NewPCG(1, 2))
+	operands := func() func() {
+		w := make([]float32, n*k)
+		a := make([]float32, m*k)
+		for i := range w {
+			w[i] = float32(rng.Float64()*2 - 1)
+		}
+		for i := range a {
+			a[i] = float32(rng.Float64()*2 - 1)
+		}
+		pb := tensor.PackTransB(w, n, k)
+		c := make([]float32, m*n)
+		return func() {
+			for range calls {
+				tensor.GemmPackedB(m, 1, a, k, pb, 0, c, n)
+			}
+		}
+	}
+	f1, f2 := operands(), operands()
+	flops := calls * 2 * float64(m*n*k)
+	var one, two []float64
+	f1()
+	for len(one) < max(reps, 9) {
+		t0 := time.Now()
+		f1()
+		one = append(one, flops/time.Since(t0).Seconds()/1e9)
+		done := make(chan struct{})
+		t0 = time.Now()
+		go func() { f2(); close(done) }()
+		f1()
+		<-done
+		two = append(two, 2*flops/time.Since(t0).Seconds()/1e9)
+	}
+	sort.Float64s(one)
+	sort.Float64s(two)
+	fmt.Printf("cores/gemm%dx%dx%d/1core %.1f\n", m, k, n, one[len(one)/2])
+	fmt.Printf("cores/gemm%dx%dx%d/2cores %.1f\n", m, k, n, two[len(two)/2])
 }
 
 // benchForward times a forward of each model, batch 1, with GOMAXPROCS each of procs: with
@@ -488,6 +540,8 @@ func table(files []string) error {
 	addT("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "bertlab native 1t", "fwd/base128/bertlab-native", false, 1.8)
 	add("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "torch+OpenBLAS 2t", "fwd/base128/torch-2t", false)
 	add("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "onnxruntime-node 2t", "fwd/base128/ort-node-2t", false)
+	// The host's own ceiling for the row above (bertbench cores).
+	add("host GEMM GFLOP/s, 2 cores", "2 at once", "cores/gemm64x128x256/2cores", "1 core alone", "cores/gemm64x128x256/1core", true)
 	for _, m := range []string{"base128", "mini128", "tiny16"} {
 		add("allocs/forward "+m, "native", "allocs/"+m+"/bertlab-native", "-", "", false)
 		if n := len(rows); n > 0 && rows[n-1].figure == "allocs/forward "+m {
