@@ -110,7 +110,7 @@ func threadCounts(s string) ([]int, error) {
 // not passed).
 func measureAlternating(variants, reps int, minDur time.Duration, f func(i int)) []float64 {
 	for i := range variants {
-		f(i) // warm-up
+		f(i) // warm-up (packs, allocates buffers)
 	}
 	ts := make([][]float64, variants)
 	start := time.Now()
@@ -133,16 +133,16 @@ func measureAlternating(variants, reps int, minDur time.Duration, f func(i int))
 // until minDur has passed: per-call medians shrug off the moments this shared machine's other
 // jobs take the core.
 func measure(reps int, minDur time.Duration, f func()) float64 {
-	f() // warm-up (packs, allocates buffers)
-	var ts []float64
-	start := time.Now()
-	for len(ts) < reps || time.Since(start) < minDur {
-		t0 := time.Now()
-		f()
-		ts = append(ts, time.Since(t0).Seconds())
+	return measureAlternating(1, reps, minDur, func(int) { f() })[0]
+}
+
+// randFloats returns n floats drawn uniformly from [-1, 1).
+func randFloats(rng *rand.Rand, n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(rng.Float64()*2 - 1)
 	}
-	sort.Float64s(ts)
-	return ts[len(ts)/2]
+	return out
 }
 
 var gemmShapes = [][3]int{{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}, {16, 128, 128}, {16, 128, 512}, {512, 1024, 1024}}
@@ -151,15 +151,8 @@ func benchGemm(tag string, reps int) {
 	for _, s := range gemmShapes {
 		m, k, n := s[0], s[1], s[2]
 		rng := rand.New(rand.NewPCG(1, 2))
-		x := make([]float32, m*k)
-		w := make([]float32, n*k)
+		x, w := randFloats(rng, m*k), randFloats(rng, n*k)
 		y := make([]float32, m*n)
-		for i := range x {
-			x[i] = float32(rng.Float64()*2 - 1)
-		}
-		for i := range w {
-			w[i] = float32(rng.Float64()*2 - 1)
-		}
 		flops := 2 * float64(m) * float64(n) * float64(k)
 		key := fmt.Sprintf("gemm/%dx%dx%d", m, k, n)
 		t := measure(reps, 300*time.Millisecond, func() { tensor.Gemm(false, true, m, n, k, 1, x, k, w, k, 0, y, n) })
@@ -210,14 +203,7 @@ func benchCores(reps int) {
 	const m, k, n, calls = 64, 128, 256, 2000
 	rng := rand.New(rand.NewPCG(1, 2))
 	operands := func() func() {
-		w := make([]float32, n*k)
-		a := make([]float32, m*k)
-		for i := range w {
-			w[i] = float32(rng.Float64()*2 - 1)
-		}
-		for i := range a {
-			a[i] = float32(rng.Float64()*2 - 1)
-		}
+		w, a := randFloats(rng, n*k), randFloats(rng, m*k)
 		pb := tensor.PackTransB(w, n, k)
 		c := make([]float32, m*n)
 		return func() {
