@@ -1,6 +1,10 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"unsafe"
+)
 
 // The backward kernels of ops.go and of Linear: each takes the gradient of the loss with
 // respect to the forward output (dy) and what the forward kept, and produces the gradient with
@@ -33,18 +37,52 @@ func LinearBackward(dx, dw, db, dy, x, w []float32, m, in, out int, dxBeta float
 //	for i < m, j < n: dst[j] += x[i][j]
 //
 // The sums are accumulated in float64 and added to dst once.
+//
+// With at least backwardParallelMin values and more than one processor, the columns are split
+// over the processors: each column's sum still runs over the rows in order, so the result is
+// the same bits.
 func SumRows(dst, x []float32, n int) {
+	sumRowsChunks(backwardChunks(len(x)), dst, x, n)
+}
+
+// backwardParallelMin is the smallest number of values that SumRows and LayerNormBackward
+// split over goroutines: BERT-Mini's 128 tokens (32 K values) and above, as AddLayerNorm.
+const backwardParallelMin = 1 << 15
+
+// backwardChunks is the number of goroutines SumRows and LayerNormBackward use for size values.
+func backwardChunks(size int) int {
+	if size < backwardParallelMin || runtime.GOARCH == "wasm" {
+		return 1
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// sumRowsChunks is SumRows with its columns split into at most chunks ranges, one goroutine each.
+func sumRowsChunks(chunks int, dst, x []float32, n int) {
 	if n == 0 {
 		return
 	}
+	m := len(x) / n
 	acc := make([]float64, n)
-	for r := 0; r+n <= len(x); r += n {
-		addCols(acc, x[r:r+n:r+n])
-	}
 	d := dst[:n:n]
-	for j, s := range acc {
-		d[j] += float32(s)
+	if chunks <= 1 || n < 2 {
+		for r := 0; r+n <= len(x); r += n {
+			addCols(acc, x[r:r+n:r+n])
+		}
+		for j, s := range acc {
+			d[j] += float32(s)
+		}
+		return
 	}
+	parallelChunks(n, ceilDiv(n, chunks), func(c0, c1 int) {
+		a := acc[c0:c1:c1]
+		for r := 0; r < m; r++ {
+			addCols(a, x[r*n+c0:r*n+c1:r*n+c1])
+		}
+		for j, s := range a {
+			d[c0+j] += float32(s)
+		}
+	})
 }
 
 // addColsGo is the pure-Go twin of addCols: acc[j] += float64(x[j]).
@@ -85,7 +123,79 @@ func SoftmaxBackward(dx, dy, y []float32, n int) {
 //	dx[i][j]   = rstd[i] * (g[i][j] - mean_k g[i][k] - xh[i][j]*mean_k g[i][k]*xh[i][k])
 //
 // The row means are accumulated in float64. dx may alias dy.
+//
+// With at least backwardParallelMin values and more than one processor (and dx apart from dy
+// and x), one fork-join splits the work: each goroutine computes dx for its share of the rows
+// and dgamma, dbeta for its share of the columns, summed over all rows in order: the same bits
+// as one goroutine.
 func LayerNormBackward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32, n int) {
+	chunks := backwardChunks(len(x))
+	if overlaps(dx, dy) || overlaps(dx, x) {
+		chunks = 1
+	}
+	layerNormBackwardChunks(chunks, dx, dgamma, dbeta, dy, x, gamma, mean, rstd, n)
+}
+
+// overlaps reports whether a and b share memory.
+func overlaps(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
+}
+
+// layerNormBackwardChunks is LayerNormBackward on at most chunks goroutines (dx must not
+// overlap dy or x when chunks > 1).
+func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32, n int) {
+	rows := len(x) / n
+	if chunks <= 1 || rows < 2 || n < 2 {
+		layerNormBackwardRows(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, n)
+		return
+	}
+	g := gamma[:n:n]
+	parallelChunks(rows, ceilDiv(rows, chunks), func(lo, hi int) {
+		// The columns in proportion to the rows: consecutive chunks meet, so every column
+		// is summed by exactly one goroutine.
+		c0, c1 := lo*n/rows, hi*n/rows
+		dg, db := dgamma[c0:c1:c1], dbeta[c0:c1:c1]
+		for i := 0; i < rows; i++ {
+			mu, rs := mean[i], rstd[i]
+			xr := x[i*n+c0 : i*n+c1 : i*n+c1]
+			dyr := dy[i*n+c0 : i*n+c1 : i*n+c1]
+			for j, v := range xr {
+				xh := (v - mu) * rs
+				d := dyr[j]
+				dg[j] += d * xh
+				db[j] += d
+			}
+		}
+		for i := lo; i < hi; i++ {
+			r := i * n
+			xr := x[r : r+n : r+n]
+			dyr := dy[r : r+n : r+n]
+			dxr := dx[r : r+n : r+n]
+			mu, rs := mean[i], rstd[i]
+			var s1, s2 float64
+			for j, v := range xr {
+				xh := (v - mu) * rs
+				gj := dyr[j] * g[j]
+				s1 += float64(gj)
+				s2 += float64(gj) * float64(xh)
+			}
+			m1 := float32(s1 / float64(n))
+			m2 := float32(s2 / float64(n))
+			for j, v := range xr {
+				xh := (v - mu) * rs
+				dxr[j] = rs * (dyr[j]*g[j] - m1 - xh*m2)
+			}
+		}
+	})
+}
+
+// layerNormBackwardRows is LayerNormBackward on one goroutine, row after row, dgamma and dbeta
+// summed in the same pass as the row means.
+func layerNormBackwardRows(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32, n int) {
 	g := gamma[:n:n]
 	dg := dgamma[:n:n]
 	db := dbeta[:n:n]

@@ -286,6 +286,54 @@ func TestSumRows(t *testing.T) {
 	}
 }
 
+// SumRows and LayerNormBackward split over goroutines give the bits of one goroutine, on odd and
+// tiny shapes and past backwardParallelMin, with gradients that already hold values (they
+// accumulate); and LayerNormBackward with dx aliasing dy (the MLM head's call) stays right on
+// a size that would be split.
+func TestBackwardChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	same := func(what string, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s[%d] = %g, one goroutine %g", what, i, got[i], want[i])
+			}
+		}
+	}
+	for _, sh := range []struct{ rows, n int }{{1, 1}, {2, 2}, {3, 7}, {5, 129}, {7, 3}, {65, 64}, {128, 256}, {300, 130}} {
+		x := randSlice(rng, sh.rows*sh.n, 2)
+		dy := randSlice(rng, sh.rows*sh.n, 1)
+		gamma, beta := randSlice(rng, sh.n, 1), randSlice(rng, sh.n, 1)
+		y, mean, rstd := make([]float32, len(x)), make([]float32, sh.rows), make([]float32, sh.rows)
+		LayerNorm(y, x, gamma, beta, sh.n, 1e-12, mean, rstd)
+		dg0, db0, acc0 := randSlice(rng, sh.n, 1), randSlice(rng, sh.n, 1), randSlice(rng, sh.n, 1)
+		wantDx := make([]float32, len(x))
+		wantDg, wantDb := append([]float32(nil), dg0...), append([]float32(nil), db0...)
+		layerNormBackwardRows(wantDx, wantDg, wantDb, dy, x, gamma, mean, rstd, sh.n)
+		wantSum := append([]float32(nil), acc0...)
+		sumRowsChunks(1, wantSum, dy, sh.n)
+		for chunks := 1; chunks <= 4; chunks++ {
+			dx := make([]float32, len(x))
+			dg, db := append([]float32(nil), dg0...), append([]float32(nil), db0...)
+			layerNormBackwardChunks(chunks, dx, dg, db, dy, x, gamma, mean, rstd, sh.n)
+			what := fmt.Sprintf("%dx%d, %d chunks: ", sh.rows, sh.n, chunks)
+			same(what+"dx", dx, wantDx)
+			same(what+"dgamma", dg, wantDg)
+			same(what+"dbeta", db, wantDb)
+			sum := append([]float32(nil), acc0...)
+			sumRowsChunks(chunks, sum, dy, sh.n)
+			same(what+"SumRows", sum, wantSum)
+		}
+		if len(x) >= backwardParallelMin {
+			d := append([]float32(nil), dy...) // dx aliases dy
+			dg, db := append([]float32(nil), dg0...), append([]float32(nil), db0...)
+			LayerNormBackward(d, dg, db, d, x, gamma, mean, rstd, sh.n)
+			same(fmt.Sprintf("%dx%d aliased: dx", sh.rows, sh.n), d, wantDx)
+			same(fmt.Sprintf("%dx%d aliased: dgamma", sh.rows, sh.n), dg, wantDg)
+		}
+	}
+}
+
 // ulps is the distance between two float32 values in units in the last place.
 func ulps(a, b float32) int64 {
 	ia, ib := int64(math.Float32bits(a)), int64(math.Float32bits(b))
