@@ -187,7 +187,7 @@ fi
 # --- training, seq 128 ----------------------------------------------------------------------
 if native; then
 step "training native"
-$BB train -models tiny,mini -reps 3 >>"$RES"
+$BB train -models tiny,mini -reps 3 -threads 1,2 >>"$RES"
 fi
 if [ $WASM = 1 ]; then
   step "training wasm"
