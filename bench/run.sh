@@ -147,18 +147,10 @@ if native; then
   median_rounds "$NR"
 fi
 
-# --- the browser builds' GEMMs, once ----------------------------------------------------------
-if [ $ORT_GEMM = 1 ]; then
-  step "GEMM onnxruntime-web"
-  node --no-liftoff bench/peer_ort.js web "$OUT/onnx" gemm 3 >>"$RES" || skip "onnxruntime-web GEMM: peer_ort.js failed"
-fi
+# --- the scalar browser build's GEMM, once (the SIMD build's and onnxruntime-web's alternate below)
 if [ $WASM = 1 ]; then
   step "GEMM wasm"
   $WASMRUN gemm -tag wasm -reps 3 >>"$RES"
-fi
-if [ $SIMD = 1 ]; then
-  step "GEMM wasm-simd"
-  $SIMDRUN gemm -tag wasm-simd -reps 3 >>"$RES"
 fi
 
 # --- forward, batch 1, eval, in the browser builds --------------------------------------------
@@ -167,12 +159,17 @@ if [ $WASM = 1 ]; then
   $WASMRUN forward -tag wasm -models mini128 -reps 3 >>"$RES"
   $WASMRUN forward -tag wasm -models tiny16 -reps "$REPS" >>"$RES"
 fi
-# The browser build's forwards and onnxruntime-web's, in alternating rounds (see above).
+# The browser build's GEMMs and forwards and onnxruntime-web's, in alternating rounds (see above).
 if [ $SIMD = 1 ] || [ $ORT = 1 ]; then
-  step "forward wasm-simd and onnxruntime-web (wasm, in Node), $ROUNDS rounds"
+  step "GEMM and forward, wasm-simd and onnxruntime-web (wasm, in Node), $ROUNDS rounds"
   WR="$OUT/web-rounds.txt"
   : >"$WR"
+  ORT_WEB_GEMM=$ORT_GEMM
   for _ in $(seq "$ROUNDS"); do
+    [ $SIMD = 1 ] && $SIMDRUN gemm -tag wasm-simd -reps 3 >>"$WR"
+    if [ $ORT_WEB_GEMM = 1 ]; then
+      node --no-liftoff bench/peer_ort.js web "$OUT/onnx" gemm 3 >>"$WR" || { ORT_WEB_GEMM=0; skip "onnxruntime-web GEMM: peer_ort.js failed"; }
+    fi
     if [ $SIMD = 1 ]; then
       $SIMDRUN forward -tag wasm-simd -models mini128 -reps 3 >>"$WR"
       $SIMDRUN forward -tag wasm-simd -models tiny16 -reps "$REPS" >>"$WR"
@@ -193,7 +190,7 @@ if [ $WASM = 1 ]; then
   step "training wasm"
   $WASMRUN train -tag wasm -models tiny -batch 8 -reps 3 >>"$RES"
   $WASMRUN train -tag wasm -models mini -batch 2 -reps 1 >>"$RES"
-  note "wasm training: Tiny batch 8, Mini batch 2 (x128 tokens), 3 and 1 timed steps after a warm-up step"
+  note "wasm training: Tiny batch 8, Mini batch 2 (x128 tokens), 3 and 1 timed steps after four warm-up steps"
 fi
 if [ $SIMD = 1 ]; then
   step "training wasm-simd"
