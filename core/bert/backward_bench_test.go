@@ -50,22 +50,29 @@ func BenchmarkForwardBackward(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			const B, S = 8, 128
-			batch := bert.Batch{B: B, S: S, InputIDs: make([]int, B*S), TokenTypeIDs: make([]int, B*S)}
-			labels := make([]int, B*S)
-			for i := range batch.InputIDs {
-				batch.InputIDs[i] = 1000 + (i*7919)%(c.VocabSize-1000)
-				if i%S >= S/2 {
-					batch.TokenTypeIDs[i] = 1
-				}
-				labels[i] = bert.IgnoreIndex
-				if i%7 == 3 {
-					labels[i] = batch.InputIDs[i]
-				}
-			}
+			batch, labels := trainBatch(c, 8, 128)
 			benchForwardBackward(b, m, batch, labels, []int{0, 1, 0, 1, 0, 1, 0, 1})
 		})
 	}
+}
+
+// trainBatch is a training batch of B sequences of S tokens for a model of config c: token ids
+// spread over the vocabulary (past its first 1,000), sentence B on each sequence's second half,
+// and a masked-LM label on every seventh token.
+func trainBatch(c bert.Config, B, S int) (bert.Batch, []int) {
+	batch := bert.Batch{B: B, S: S, InputIDs: make([]int, B*S), TokenTypeIDs: make([]int, B*S)}
+	labels := make([]int, B*S)
+	for i := range batch.InputIDs {
+		batch.InputIDs[i] = 1000 + (i*7919)%(c.VocabSize-1000)
+		if i%S >= S/2 {
+			batch.TokenTypeIDs[i] = 1
+		}
+		labels[i] = bert.IgnoreIndex
+		if i%7 == 3 {
+			labels[i] = batch.InputIDs[i]
+		}
+	}
+	return batch, labels
 }
 
 func benchForwardBackward(b *testing.B, m *bert.Model, batch bert.Batch, labels, nsp []int) {

@@ -172,19 +172,7 @@ func TestGradientsSameOnAnyGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const B, S = 2, 128
-	b := bert.Batch{B: B, S: S, InputIDs: make([]int, B*S), TokenTypeIDs: make([]int, B*S)}
-	labels := make([]int, B*S)
-	for i := range b.InputIDs {
-		b.InputIDs[i] = 1000 + (i*7919)%(c.VocabSize-1000)
-		labels[i] = bert.IgnoreIndex
-		if i%7 == 3 {
-			labels[i] = b.InputIDs[i]
-		}
-		if i%S >= S/2 {
-			b.TokenTypeIDs[i] = 1
-		}
-	}
+	b, labels := trainBatch(c, 2, 128)
 	nsp := []int{0, 1}
 	step := func(procs int) (bert.Losses, *bert.Grads) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))

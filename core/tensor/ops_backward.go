@@ -183,14 +183,22 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 				s1 += float64(gj)
 				s2 += float64(gj) * float64(xh)
 			}
-			m1 := float32(s1 / float64(n))
-			m2 := float32(s2 / float64(n))
-			for j, v := range xr {
-				xh := (v - mu) * rs
-				dxr[j] = rs * (dyr[j]*g[j] - m1 - xh*m2)
-			}
+			layerNormDx(dxr, dyr, xr, g, mu, rs, s1, s2)
 		}
 	})
+}
+
+// layerNormDx sets one row of LayerNormBackward's dx from the row's sums s1 = sum_j g[j] and
+// s2 = sum_j g[j]·xh[j] (g = dy·gamma).
+func layerNormDx(dxr, dyr, xr, g []float32, mu, rs float32, s1, s2 float64) {
+	n := len(xr)
+	m1 := float32(s1 / float64(n))
+	m2 := float32(s2 / float64(n))
+	dyr, dxr, g = dyr[:n:n], dxr[:n:n], g[:n:n]
+	for j, v := range xr {
+		xh := (v - mu) * rs
+		dxr[j] = rs * (dyr[j]*g[j] - m1 - xh*m2)
+	}
 }
 
 // layerNormBackwardRows is LayerNormBackward on one goroutine, row after row, dgamma and dbeta
@@ -214,12 +222,7 @@ func layerNormBackwardRows(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32
 			dg[j] += d * xh
 			db[j] += d
 		}
-		m1 := float32(s1 / float64(n))
-		m2 := float32(s2 / float64(n))
-		for j, v := range xr {
-			xh := (v - mu) * rs
-			dxr[j] = rs * (dyr[j]*g[j] - m1 - xh*m2)
-		}
+		layerNormDx(dxr, dyr, xr, g, mu, rs, s1, s2)
 	}
 }
 
