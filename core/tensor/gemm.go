@@ -66,11 +66,15 @@ func MatMulTransA(c, a, b []float32, m, k, n int) {
 }
 
 // Linear computes y[m, out] = x[m, in] · w[out, in]ᵀ + bias[out] (bias may be nil), as torch.nn.Linear.
+//
+// The bias is added in the product's output pass: each goroutine adds it to its own strip of y
+// just after computing it (MatMulTransB then AddBias, bit for bit, in one fork-join).
 func Linear(y, x, w, bias []float32, m, in, out int) {
-	MatMulTransB(y, x, w, m, in, out)
+	var ep epilogue
 	if bias != nil {
-		AddBias(y[:m*out], bias, out)
+		ep.bias = bias[:out]
 	}
+	gemmWithEp(gemmDefault, gemmThreads(m, out, in), false, true, m, out, in, 1, x, in, w, in, 0, y, out, ep)
 }
 
 // gemmKernel is one micro-kernel with the blocking that suits it. fn computes the full
@@ -184,6 +188,11 @@ func gemmCheck(name string, s []float32, rows, cols, ld int) {
 
 // gemmWith is Gemm with a given kernel and number of goroutines.
 func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	gemmWithEp(kern, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue{})
+}
+
+// gemmWithEp is gemmWith with ep run on each strip of C after it is computed.
+func gemmWithEp(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, ep epilogue) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("tensor.Gemm: negative size m=%d n=%d k=%d", m, n, k))
 	}
@@ -193,6 +202,7 @@ func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, a
 	}
 	if k == 0 || alpha == 0 {
 		gemmScale(m, n, beta, c, ldc)
+		ep.apply(c, ldc, m, 0, n)
 		return
 	}
 	if transA {
@@ -207,13 +217,14 @@ func gemmWith(kern *gemmKernel, threads int, transA, transB bool, m, n, k int, a
 	}
 	if threads < 2 {
 		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, 0, beta, c, ldc)
+		ep.apply(c, ldc, m, 0, n)
 		return
 	}
 	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
 	// independent GEMM with its own packing buffers. The calling goroutine takes the last one.
 	j := gemmJobs.get()
 	*j = gemmJob{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
-		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, splitN: n >= m, strip: j.strip}
+		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, splitN: n >= m, ep: ep, strip: j.strip}
 	size, unit := m, kern.mr
 	if j.splitN {
 		size, unit = n, kern.nr
@@ -233,7 +244,7 @@ type gemmJob struct {
 	a, b, c        []float32
 	lda, ldb, ldc  int
 	pb             *PackedB // B packed once (GemmPackedB), in place of b
-	ep             epilogue // run on each strip after it is computed (with pb only)
+	ep             epilogue // run on each strip after it is computed
 	splitN         bool
 	// strip is the method value j.runStrip, bound once: passing it allocates nothing.
 	strip func(s0, s1 int)
@@ -265,6 +276,7 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 			bs = j.b[s0*j.ldb:]
 		}
 		gemmSerial(j.kern, j.transA, j.transB, j.m, sb, j.k, j.alpha, j.a, j.lda, bs, j.ldb, nil, 0, j.beta, j.c[s0:], j.ldc)
+		j.ep.apply(j.c, j.ldc, j.m, s0, s1)
 		return
 	}
 	as := j.a[s0:]
@@ -272,6 +284,7 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 		as = j.a[s0*j.lda:]
 	}
 	gemmSerial(j.kern, j.transA, j.transB, sb, j.n, j.k, j.alpha, as, j.lda, j.b, j.ldb, nil, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
+	j.ep.apply(j.c[s0*j.ldc:], j.ldc, sb, 0, j.n)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -398,6 +398,30 @@ func TestGemmWrappers(t *testing.T) {
 	check("Linear without bias", got, want)
 }
 
+// Linear's bias, added by each goroutine to its strip of y (the GEMM's output pass), gives the
+// bits of MatMulTransB then AddBias, for every kernel, on 1-3 goroutines, split by rows and by
+// columns, over ragged tiles and depth blocks.
+func TestLinearBiasInStrips(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, sh := range []struct{ m, in, out int }{{1, 1, 1}, {3, 5, 7}, {40, 9, 70}, {70, 300, 9}, {130, 260, 520}, {128, 64, 256}} {
+		x, w, bias := randSlice(rng, sh.m*sh.in, 1), randSlice(rng, sh.out*sh.in, 1), randSlice(rng, sh.out, 1)
+		for _, kern := range gemmKernels() {
+			want := make([]float32, sh.m*sh.out)
+			gemmWith(kern, 1, false, true, sh.m, sh.out, sh.in, 1, x, sh.in, w, sh.in, 0, want, sh.out)
+			AddBias(want, bias, sh.out)
+			for threads := 1; threads <= 3; threads++ {
+				got := randSlice(rng, sh.m*sh.out, 1) // overwritten: beta is 0
+				gemmWithEp(kern, threads, false, true, sh.m, sh.out, sh.in, 1, x, sh.in, w, sh.in, 0, got, sh.out, epilogue{bias: bias})
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%dx%dx%d %s, %d goroutines: y[%d] = %g, want %g", sh.m, sh.in, sh.out, kern.name, threads, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGemmPanicsOnShortSlices(t *testing.T) {
 	ok := make([]float32, 12)
 	cases := []struct {

@@ -91,11 +91,12 @@ func TestLinearPacked(t *testing.T) {
 		}
 	}
 	want, got := make([]float32, m*out), make([]float32, m*out)
-	Linear(want, x, w, b, m, in, out)
+	MatMulTransB(want, x, w, m, in, out)
+	AddBias(want, b, out)
 	LinearPacked(got, x, PackTransB(w, out, in), b, m)
 	for i := range got {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("y[%d] = %g packed, %g with Linear", i, got[i], want[i])
+			t.Fatalf("y[%d] = %g packed, %g with MatMulTransB and AddBias", i, got[i], want[i])
 		}
 	}
 }
@@ -117,7 +118,10 @@ func TestLinearPackedAct(t *testing.T) {
 		for _, bias := range [][]float32{nil, b} {
 			for _, act := range acts {
 				want := make([]float32, sh.m*sh.out)
-				Linear(want, x, w, bias, sh.m, sh.in, sh.out)
+				MatMulTransB(want, x, w, sh.m, sh.in, sh.out)
+				if bias != nil {
+					AddBias(want, bias, sh.out)
+				}
 				if act.f != nil {
 					act.f(want)
 				}
