@@ -46,8 +46,8 @@ func SumRows(dst, x []float32, n int) {
 }
 
 // backwardParallelMin is the smallest number of values that SumRows and LayerNormBackward
-// split over goroutines: BERT-Mini's 128 tokens (32 K values) and above, as AddLayerNorm.
-const backwardParallelMin = 1 << 15
+// split over goroutines: the size from which AddLayerNorm splits its rows.
+const backwardParallelMin = addLNParallelMin
 
 // backwardChunks is the number of goroutines SumRows and LayerNormBackward use for size values.
 func backwardChunks(size int) int {
@@ -65,16 +65,8 @@ func sumRowsChunks(chunks int, dst, x []float32, n int) {
 	m := len(x) / n
 	acc := make([]float64, n)
 	d := dst[:n:n]
-	if chunks <= 1 || n < 2 {
-		for r := 0; r+n <= len(x); r += n {
-			addCols(acc, x[r:r+n:r+n])
-		}
-		for j, s := range acc {
-			d[j] += float32(s)
-		}
-		return
-	}
-	parallelChunks(n, ceilDiv(n, chunks), func(c0, c1 int) {
+	// Columns [c0, c1): their sums over all rows, in row order.
+	cols := func(c0, c1 int) {
 		a := acc[c0:c1:c1]
 		for r := 0; r < m; r++ {
 			addCols(a, x[r*n+c0:r*n+c1:r*n+c1])
@@ -82,7 +74,12 @@ func sumRowsChunks(chunks int, dst, x []float32, n int) {
 		for j, s := range a {
 			d[c0+j] += float32(s)
 		}
-	})
+	}
+	if chunks <= 1 {
+		cols(0, n)
+		return
+	}
+	parallelChunks(n, ceilDiv(n, chunks), cols)
 }
 
 // addColsGo is the pure-Go twin of addCols: acc[j] += float64(x[j]).
