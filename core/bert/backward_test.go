@@ -164,15 +164,8 @@ func TestGradientAccumulation(t *testing.T) {
 // and gradients bit for bit on one goroutine and on several, at a size where the backward
 // splits its LayerNorms, bias sums and dropout over the processors (BERT-Tiny, 2x128 tokens).
 func TestGradientsSameOnAnyGoroutines(t *testing.T) {
-	c, err := bert.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := bert.NewRandom(c, bert.AllHeads, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, labels := trainBatch(c, 2, 128)
+	m := newTinyModel(t)
+	b, labels := trainBatch(m.Config, 2, 128)
 	nsp := []int{0, 1}
 	step := func(procs int) (bert.Losses, *bert.Grads) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
