@@ -90,12 +90,16 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	dtype := fs.String("dtype", "F32", "storage dtype: F32, F16 or BF16")
 	maxPos := fs.Int("max-positions", 0, "max_position_embeddings (0: the preset's 512)")
 	posType := fs.String("position-embedding-type", bert.PositionAbsolute, "position_embedding_type: "+strings.Join(bert.PositionTypes, ", "))
+	layers := fs.Int("layers", 0, "num_hidden_layers (0: the preset's)")
+	hidden := fs.Int("hidden", 0, "hidden_size (0: the preset's; the intermediate size follows at 4x unless given)")
+	heads := fs.Int("heads", 0, "num_attention_heads (0: the preset's, or hidden/64 with --hidden)")
+	inter := fs.Int("intermediate", 0, "intermediate_size (0: 4 x hidden)")
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *out == "" {
-		return usageErr("bertlab init --preset NAME --out DIR [--vocab DIR] [--seed N] [--dtype F16] [--position-embedding-type TYPE]")
+		return usageErr("bertlab init --preset NAME --out DIR [--vocab DIR] [--seed N] [--dtype F16] [--position-embedding-type TYPE] [--layers N --hidden N --heads N --intermediate N]")
 	}
 	c, err := bert.Preset(*preset)
 	if err != nil {
@@ -105,6 +109,27 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--position-embedding-type %q: want one of %s", *posType, strings.Join(bert.PositionTypes, ", "))
 	}
 	c.PositionEmbeddingType = *posType
+	if *layers < 0 || *hidden < 0 || *heads < 0 || *inter < 0 {
+		return usageErr("--layers, --hidden, --heads and --intermediate must not be negative")
+	}
+	if *layers > 0 {
+		c.NumHiddenLayers = *layers
+	}
+	if *hidden > 0 {
+		c.HiddenSize, c.IntermediateSize = *hidden, 4**hidden
+		if *heads == 0 {
+			c.NumAttentionHeads = max(1, *hidden/64)
+		}
+	}
+	if *heads > 0 {
+		c.NumAttentionHeads = *heads
+	}
+	if *inter > 0 {
+		c.IntermediateSize = *inter
+	}
+	if c.HiddenSize%c.NumAttentionHeads != 0 {
+		return usageErr("hidden size %d is not a multiple of %d attention heads", c.HiddenSize, c.NumAttentionHeads)
+	}
 	if *maxPos > 0 {
 		c.MaxPositionEmbeddings = *maxPos
 	}
@@ -127,7 +152,7 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err := hf.SaveFolder(*out, m, tok, hf.SaveOptions{DType: dt}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote a random %s model (%s parameters, %s) to %s\n", strings.ToLower(*preset), human.Commas(m.NumParams()), dt, *out)
+	fmt.Fprintf(stdout, "wrote a random %s model (%d layers, hidden %d, %d heads, intermediate %d; %s parameters, %s) to %s\n", strings.ToLower(*preset), c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize, human.Commas(m.NumParams()), dt, *out)
 	return nil
 }
 

@@ -61,6 +61,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	keep := fs.Int("keep", 2, "checkpoints to keep (0: all)")
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --heldout every N steps (0: at the end only)")
 	logEvery := fs.Int("log-every", 0, "when stderr is not a terminal, print a progress line every N steps (0: about 50 lines)")
+	startStep := fs.Int("start-step", 0, "with --model: carry a run on from a saved model without its checkpoints: start at this step of the --steps schedule (data position and learning rate as the run would have them)")
+	rewarm := fs.Int("rewarm", 1000, "with --start-step: ramp the learning rate up from 0 to the schedule's over this many steps (fresh optimizer moments)")
 	resume := fs.Bool("resume", false, "continue from the latest checkpoint in --out (same data and settings)")
 	teacherDir := fs.String("teacher", "", "distil this model folder (frozen; same vocabulary) into the one trained: masked LM only (--no-nsp); a resumed run uses the run's teacher")
 	wHard := fs.Float64("distil-hard", 1, "with --teacher: weight of the masked-LM cross-entropy with the labels")
@@ -86,6 +88,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--no-nsp and --sop exclude each other")
 	case *steps < 1 || *batch < 1 || *accum < 1 || *batch%*accum != 0:
 		return usageErr("--steps %d, --batch %d, --accum %d: want positive counts, the batch a multiple of --accum", *steps, *batch, *accum)
+	case *startStep < 0 || *startStep >= *steps || (*startStep > 0 && *model == ""):
+		return usageErr("--start-step %d: want a step of the --steps %d schedule, with --model DIR (the saved model it carries on from)", *startStep, *steps)
 	case *seq < 5:
 		return usageErr("--seq %d: too short for [CLS] A [SEP] B [SEP]", *seq)
 	case !slices.Contains(bert.PositionTypes, *posType):
@@ -116,6 +120,7 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if *warmup >= 0 {
 		pc.Warmup = *warmup
 	}
+	pc.StartStep, pc.Rewarm = *startStep, *rewarm
 	pc.Seed, pc.NoDropout, pc.OutDir, pc.SaveEvery, pc.KeepCheckpoints, pc.EvalEvery = *seed, *noDropout, *out, *saveEvery, *keep, *evalEvery
 	if *neighbours != "" {
 		if pc.Neighbours.Heads, err = train.ParseNeighbourHeads(*neighbours); err != nil {
@@ -209,6 +214,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		mc.NumHiddenLayers, mc.HiddenSize, mc.Positions(), human.Commas(p.Model.NumParams()), td.Len(), len(td.Instances), *seq, dc.Instances.Task, dc.MaskingName())
 	if *resume {
 		fmt.Fprintf(stdout, "resuming from %s at step %d of %d\n", latest, p.State.Step, *steps)
+	} else if *startStep > 0 {
+		fmt.Fprintf(stdout, "carrying on from %s at step %d of %d (epoch %.2f), the learning rate ramped up again over %d steps\n", *model, *startStep, *steps, td.EpochFloat(p.State.Position), *rewarm)
 	}
 	if teacher != nil {
 		tc, w := p.Teacher.Model.Config, p.Teacher.Weights

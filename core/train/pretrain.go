@@ -47,6 +47,13 @@ type PretrainConfig struct {
 	// Neighbours, when it names heads, adds NeighbourPrior's loss to the first steps (masked
 	// LM only: the data must have no sentence task).
 	Neighbours NeighbourPrior
+	// StartStep starts a new run at this step of its schedule, from weights without optimizer
+	// state (a run carried on from its last saved model after its checkpoints were lost): the
+	// data position is where the run would be, and the learning rate ramps from 0 back up to
+	// the schedule's over Rewarm steps, so that the fresh AdamW moments settle first.
+	StartStep int
+	// Rewarm is the length of that ramp (with StartStep > 0; 0: no ramp).
+	Rewarm int
 }
 
 // DefaultPretrain is BERT's recipe scaled to a small run: batch 32, peak learning rate 1e-4
@@ -68,6 +75,10 @@ func (c PretrainConfig) validate() error {
 		return fmt.Errorf("pretrain: learning rate %g", c.LR)
 	case c.Warmup < 0:
 		return fmt.Errorf("pretrain: warm-up %d steps", c.Warmup)
+	case c.StartStep < 0 || c.StartStep >= c.Steps:
+		return fmt.Errorf("pretrain: start step %d outside [0, %d)", c.StartStep, c.Steps)
+	case c.Rewarm < 0:
+		return fmt.Errorf("pretrain: re-warm-up %d steps", c.Rewarm)
 	}
 	return nil
 }
@@ -144,13 +155,23 @@ func NewPretrainer(m *bert.Model, tok *tokenizer.Tokenizer, data *PretrainData, 
 	}
 	adam := DefaultAdamW(c.LR)
 	adam.WeightDecay = c.WeightDecay
-	return &Pretrainer{Model: m, Tokenizer: tok, Data: data, Config: c,
-		Optimizer: NewAdamW(m.Params(), adam), grads: m.NewGrads()}, nil
+	p := &Pretrainer{Model: m, Tokenizer: tok, Data: data, Config: c,
+		Optimizer: NewAdamW(m.Params(), adam), grads: m.NewGrads()}
+	if c.StartStep > 0 && data.Len() > 0 {
+		seen := c.StartStep * c.BatchSize
+		p.State = TrainState{Step: c.StartStep, Position: Position{Epoch: seen / data.Len(), Index: seen % data.Len()}}
+	}
+	return p, nil
 }
 
-// LR is the learning rate of the next step: the peak rate times HF's linear schedule.
+// LR is the learning rate of the next step: the peak rate times HF's linear schedule (times
+// the re-warm-up ramp after a StartStep).
 func (p *Pretrainer) LR() float64 {
-	return p.Config.LR * LinearSchedule(p.State.Step, p.Config.Warmup, p.Config.Steps)
+	lr := p.Config.LR * LinearSchedule(p.State.Step, p.Config.Warmup, p.Config.Steps)
+	if c := p.Config; c.StartStep > 0 && c.Rewarm > 0 && p.State.Step < c.StartStep+c.Rewarm {
+		lr *= float64(p.State.Step-c.StartStep+1) / float64(c.Rewarm+1)
+	}
+	return lr
 }
 
 // Step takes one optimizer step: forward and backward over BatchSize examples in GradAccum

@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/tokenizer"
+)
+
+// ClozeResult is the model's answer to one cloze sentence: its top predictions for the mask and
+// the rank of the first one a reader accepts.
+type ClozeResult struct {
+	Text        string       `json:"text"`
+	Accept      []string     `json:"accept,omitempty"`
+	Predictions []Prediction `json:"predictions"`
+	// Rank is the 1-based place of the first accepted word among Predictions; 0 when none is
+	// there (or the sentence has no accepted words).
+	Rank int `json:"rank"`
+}
+
+// Hit reports whether an accepted word is among the first k predictions.
+func (r ClozeResult) Hit(k int) bool { return r.Rank > 0 && r.Rank <= k }
+
+// Cloze fills each sentence's one [MASK] with the model's top-k tokens and ranks the accepted
+// words among them (compared without regard to case).
+func Cloze(m *bert.Model, tok *tokenizer.Tokenizer, items []dataset.Cloze, topK int) ([]ClozeResult, error) {
+	out := make([]ClozeResult, 0, len(items))
+	for _, c := range items {
+		r, err := FillMask(m, tok, c.Text, nil, topK)
+		if err != nil {
+			return nil, fmt.Errorf("cloze %q: %w", c.Text, err)
+		}
+		if len(r.Masks) != 1 {
+			return nil, fmt.Errorf("cloze %q: %d masks after tokenization, want 1", c.Text, len(r.Masks))
+		}
+		res := ClozeResult{Text: c.Text, Accept: c.Accept, Predictions: r.Masks[0].Predictions}
+	rank:
+		for i, p := range res.Predictions {
+			for _, w := range c.Accept {
+				if strings.EqualFold(p.Token, w) {
+					res.Rank = i + 1
+					break rank
+				}
+			}
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// ClozeShare is the share of the results with accepted words that have one in their top k, and
+// how many results had accepted words.
+func ClozeShare(rs []ClozeResult, k int) (float64, int) {
+	hits, n := 0, 0
+	for _, r := range rs {
+		if r.Accept == nil {
+			continue
+		}
+		n++
+		if r.Hit(k) {
+			hits++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(hits) / float64(n), n
+}
