@@ -21,7 +21,7 @@ PORT      ?= 8080
 DEFAULT_MODEL := bertlab-mini
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
-	bench bench-wasm bench-go fuzz tinydata vocab pretrain pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
+	bench bench-wasm bench-go fuzz tinydata vocab pretrain pretrain-restart pretrain-cloze pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
 
 all: build wasm
 
@@ -121,19 +121,27 @@ fuzz:
 tinydata:
 	bash scripts/tinydata.sh
 
-# The built-in model's vocabulary: WordPiece, 12,000 tokens, trained on tinydata's large
-# pre-training corpus mix (the first stage of make pretrain, in the same folder).
+# The built-in model's vocabulary: WordPiece, 20,000 tokens, trained on the everyday corpus mix
+# (the first stages of make pretrain, in the same folder).
 vocab: build
 	bash scripts/pretrain.sh vocab
 
-# The built-in model (issue 12): vocabulary, masked LM with the neighbour-head prior at the start,
-# masked LM continued with a fresh schedule (stage 2b), next-sentence prediction, then
-# assets/models/bertlab-mini with its model card (many hours on 2 cores, in resumable stages:
-# run it again after an interruption).
-# A short trial: make pretrain MLM_STEPS=20 PRIOR_STEPS=10 LONG_STEPS=20 NSP_STEPS=10 NAME=trial
-# OUT=/tmp/trial WORK=/tmp/trial-work
+# The built-in model (issue 25): the everyday corpus from ../shared/data (SHARED_DATA=DIR; it
+# stops before training, naming each missing file's origin), vocabulary, masked LM with the
+# neighbour-head prior at the start, next-sentence prediction, then assets/models/bertlab-mini
+# with its model card (about 20 hours on 2 cores, resumable: run it again after an interruption;
+# on a fresh machine it carries on from checkpoints/bertlab-mini, see pretrain-restart).
+# A short trial: make pretrain STEPS=20 PRIOR_STEPS=10 NSP_STEPS=10 NAME=trial OUT=/tmp/trial
+# WORK=/tmp/trial-work RESTART=/tmp/trial-restart
 pretrain:
 	bash scripts/pretrain.sh
+
+# The run's newest checkpoint as F16 in checkpoints/bertlab-mini (commit it when work pauses: a
+# fresh machine's make pretrain carries the run on from there); and its cloze figures.
+pretrain-restart:
+	bash scripts/pretrain.sh restart
+pretrain-cloze:
+	bash scripts/pretrain.sh cloze
 
 # The fine-tuning figures of the built-in model's card (sentiment, part of speech): ~25 minutes.
 pretrain-finetune:

@@ -33,7 +33,8 @@ var Parts = []Part{
 // The files Build writes besides each Part's training text.
 const (
 	HeldoutFile   = "heldout.txt"           // the held-out documents of every part
-	RTTrainFile   = "rt-polarity-train.tsv" // rt-polarity less its test split: label<TAB>sentence
+	RTTrainFile   = "rt-polarity-train.tsv" // rt-polarity less its dev and test splits: label<TAB>sentence
+	RTDevFile     = "rt-polarity-dev.tsv"   // 10% of the rest, to choose epochs on
 	RTTestFile    = "rt-polarity-test.tsv"  // a fixed 10% of rt-polarity, never trained on
 	EWTTrainFile  = "ewt-train.conll"       // UD English-EWT as word<TAB>UPOS, blank line between sentences
 	EWTDevFile    = "ewt-dev.conll"
@@ -66,7 +67,7 @@ type PartStats struct {
 // Stats describe what Build wrote.
 type Stats struct {
 	Parts                     []PartStats
-	RTTrain, RTTest           int // sentences
+	RTTrain, RTDev, RTTest    int // sentences
 	EWTTrain, EWTDev, EWTTest int
 }
 
@@ -139,7 +140,7 @@ func documents(dir string, p Part) ([]Document, error) {
 // Build reads the sources in dir, checks their SHA-256, and writes into out: each part's
 // training documents (NAME.txt: one sentence a line, a blank line between documents, as
 // `bertlab pretrain --data` reads), the held-out documents of all parts (heldout.txt), the
-// rt-polarity sentences split 90/10 into train and a fixed test split, and UD English-EWT as
+// rt-polarity sentences split into train, dev (10% of the rest) and a fixed 10% test split, and UD English-EWT as
 // CoNLL files for `bertlab finetune --task tag`. Files are written to a temporary name and
 // renamed.
 func Build(dir, out string) (Stats, error) {
@@ -175,21 +176,27 @@ func Build(dir, out string) (Stats, error) {
 	if err != nil {
 		return st, fmt.Errorf("%s: %w", filepath.Join(dir, RTPolarity.File), err)
 	}
-	var rtTrain, rtTest bytes.Buffer
+	var rtTrain, rtDev, rtTest bytes.Buffer
 	for i, l := range rt {
 		label, ok := map[string]string{"0": "negative", "1": "positive"}[l.Label]
 		if !ok {
 			return st, fmt.Errorf("%s: sentence %d: label %q, want 0 or 1", filepath.Join(dir, RTPolarity.File), i+1, l.Label)
 		}
 		w := &rtTrain
-		if heldOut("rt-polarity", l.Text, rtTestPermill) {
+		switch {
+		case heldOut("rt-polarity", l.Text, rtTestPermill):
 			w, st.RTTest = &rtTest, st.RTTest+1
-		} else {
+		case heldOut("rt-polarity-dev", l.Text, rtTestPermill):
+			w, st.RTDev = &rtDev, st.RTDev+1
+		default:
 			st.RTTrain++
 		}
 		fmt.Fprintf(w, "%s\t%s\n", label, l.Text)
 	}
 	if err := writeFile(filepath.Join(out, RTTrainFile), rtTrain.Bytes()); err != nil {
+		return st, err
+	}
+	if err := writeFile(filepath.Join(out, RTDevFile), rtDev.Bytes()); err != nil {
 		return st, err
 	}
 	if err := writeFile(filepath.Join(out, RTTestFile), rtTest.Bytes()); err != nil {
@@ -273,7 +280,7 @@ func (st Stats) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %d |\n", p.Part.Name, p.Part.Source.File, p.Part.Source.Licence,
 			p.Train.Documents, p.Train.Sentences, p.Train.Words, p.Heldout.Documents, p.Heldout.Words)
 	}
-	fmt.Fprintf(&b, "\nrt-polarity: %d train, %d test sentences; UD English-EWT: %d / %d / %d sentences (train / dev / test)\n",
-		st.RTTrain, st.RTTest, st.EWTTrain, st.EWTDev, st.EWTTest)
+	fmt.Fprintf(&b, "\nrt-polarity: %d / %d / %d sentences (train / dev / test); UD English-EWT: %d / %d / %d sentences (train / dev / test)\n",
+		st.RTTrain, st.RTDev, st.RTTest, st.EWTTrain, st.EWTDev, st.EWTTest)
 	return b.String()
 }
