@@ -109,26 +109,8 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--position-embedding-type %q: want one of %s", *posType, strings.Join(bert.PositionTypes, ", "))
 	}
 	c.PositionEmbeddingType = *posType
-	if *layers < 0 || *hidden < 0 || *heads < 0 || *inter < 0 {
-		return usageErr("--layers, --hidden, --heads and --intermediate must not be negative")
-	}
-	if *layers > 0 {
-		c.NumHiddenLayers = *layers
-	}
-	if *hidden > 0 {
-		c.HiddenSize, c.IntermediateSize = *hidden, 4**hidden
-		if *heads == 0 {
-			c.NumAttentionHeads = max(1, *hidden/64)
-		}
-	}
-	if *heads > 0 {
-		c.NumAttentionHeads = *heads
-	}
-	if *inter > 0 {
-		c.IntermediateSize = *inter
-	}
-	if c.HiddenSize%c.NumAttentionHeads != 0 {
-		return usageErr("hidden size %d is not a multiple of %d attention heads", c.HiddenSize, c.NumAttentionHeads)
+	if c, err = c.Reshape(bert.Shape{Layers: *layers, Hidden: *hidden, Heads: *heads, Intermediate: *inter}); err != nil {
+		return usageErr("%v", err)
 	}
 	if *maxPos > 0 {
 		c.MaxPositionEmbeddings = *maxPos

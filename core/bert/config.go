@@ -67,6 +67,37 @@ var Presets = map[string]struct{ L, H, A int }{
 	"large":  {24, 1024, 16},
 }
 
+// Shape overrides a config's size: each field that is not 0 replaces the config's number.
+type Shape struct {
+	Layers, Hidden, Heads, Intermediate int
+}
+
+// Reshape returns c with the numbers of s: num_hidden_layers, hidden_size (the intermediate
+// size then follows at 4x, and the heads at one per 64 dimensions, unless s gives them),
+// num_attention_heads and intermediate_size. A negative number, or a hidden size that the heads
+// do not divide, is an error.
+func (c Config) Reshape(s Shape) (Config, error) {
+	if s.Layers < 0 || s.Hidden < 0 || s.Heads < 0 || s.Intermediate < 0 {
+		return c, fmt.Errorf("bert: shape %+v: negative size", s)
+	}
+	if s.Layers > 0 {
+		c.NumHiddenLayers = s.Layers
+	}
+	if s.Hidden > 0 {
+		c.HiddenSize, c.IntermediateSize, c.NumAttentionHeads = s.Hidden, 4*s.Hidden, max(1, s.Hidden/64)
+	}
+	if s.Heads > 0 {
+		c.NumAttentionHeads = s.Heads
+	}
+	if s.Intermediate > 0 {
+		c.IntermediateSize = s.Intermediate
+	}
+	if c.HiddenSize%c.NumAttentionHeads != 0 {
+		return c, fmt.Errorf("bert: hidden size %d is not a multiple of %d attention heads", c.HiddenSize, c.NumAttentionHeads)
+	}
+	return c, nil
+}
+
 // PresetNames lists the presets from smallest to largest.
 func PresetNames() []string {
 	names := make([]string, 0, len(Presets))

@@ -162,3 +162,35 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestReshape(t *testing.T) {
+	base, err := Preset("mini") // 4 x 256, 4 heads, intermediate 1024
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s                     Shape
+		layers, hidden, heads int
+		inter                 int
+		err                   bool
+	}{
+		{Shape{}, 4, 256, 4, 1024, false},
+		{Shape{Layers: 8}, 8, 256, 4, 1024, false},
+		{Shape{Hidden: 384}, 4, 384, 6, 1536, false},
+		{Shape{Hidden: 384, Heads: 12, Intermediate: 1000}, 4, 384, 12, 1000, false},
+		{Shape{Hidden: 32}, 4, 32, 1, 128, false},
+		{Shape{Heads: 3}, 0, 0, 0, 0, true},
+		{Shape{Layers: -2}, 0, 0, 0, 0, true},
+	} {
+		got, err := base.Reshape(c.s)
+		if c.err {
+			if err == nil {
+				t.Errorf("%+v: no error", c.s)
+			}
+			continue
+		}
+		if err != nil || got.NumHiddenLayers != c.layers || got.HiddenSize != c.hidden || got.NumAttentionHeads != c.heads || got.IntermediateSize != c.inter {
+			t.Errorf("%+v: %d x %d, %d heads, intermediate %d, %v", c.s, got.NumHiddenLayers, got.HiddenSize, got.NumAttentionHeads, got.IntermediateSize, err)
+		}
+	}
+}
