@@ -38,6 +38,9 @@ const (
 	// EverydayCloze are the built-in model card's cloze sentences with their acceptable words
 	// (written for bertlab; natively only).
 	EverydayCloze = "cloze/everyday.tsv"
+	// FactsCloze are simple-fact cloze sentences (capitals, colours, animals, numbers,
+	// opposites) with their accepted words (issue 25).
+	FactsCloze = "cloze/facts.tsv"
 )
 
 // SentimentLabels are the labels of the sentiment files, sorted.

@@ -27,7 +27,7 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.Name, "name", "", "the model's name (default: the base name of --out)")
 	flags.StringVar(&o.Recipe, "recipe", "", "file with the commands that made the run, quoted under \"How to reproduce\"")
 	flags.StringVar(&o.Note, "note", "", "one line for note.txt (the page shows it) and the top of the card, e.g. that this is a preview")
-	clozeFile := flags.String("cloze", "", "cloze sentences, one a line with one [MASK], a tab and the acceptable words w1|w2 (optional) (default: "+modelcard.DefaultCloze+")")
+	clozeFile := flags.String("cloze", "", "cloze sentences, one a line with one [MASK], a tab and the acceptable words w1|w2 (optional) (default: tinydata's everyday sentences and simple facts)")
 	dtype := flags.String("dtype", "F16", "storage dtype of model.safetensors: F32, F16 or BF16")
 	flags.StringVar(&o.Extra, "extra", "", "Markdown file appended to the card before \"How to reproduce\" (e.g. fine-tuning results)")
 	pos, err := parseFlags(flags, args, stderr)
@@ -45,9 +45,11 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return usageErr("--note must be one line")
 	}
 	if *clozeFile != "" {
-		if o.Cloze, err = modelcard.ReadCloze(*clozeFile); err != nil {
+		items, err := modelcard.ReadCloze(*clozeFile)
+		if err != nil {
 			return err
 		}
+		o.Cloze = []modelcard.ClozeSet{{Name: "Sentences", Path: *clozeFile, Items: items}}
 	}
 	return modelcard.Write(o, stdout)
 }

@@ -1,35 +1,39 @@
 package modelcard
 
 import (
+	"strings"
 	"testing"
-
-	"github.com/bertlab/bertlab/core/dataset"
-	"github.com/bertlab/bertlab/core/pipeline"
 )
 
-// A sentence counts when an acceptable word, in any case, is among its predictions; the share
-// counts only the sentences that have acceptable words.
-func TestClozeScore(t *testing.T) {
-	preds := func(toks ...string) []pipeline.Prediction {
-		var ps []pipeline.Prediction
-		for _, s := range toks {
-			ps = append(ps, pipeline.Prediction{Token: s})
+// TestDefaultCloze: the card's sets are issue 25's: 60 everyday sentences (bar 70%) and 40
+// simple facts (bar 50%), each sentence with accepted words, lowercase, none twice.
+func TestDefaultCloze(t *testing.T) {
+	sets, err := DefaultCloze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		n   int
+		bar float64
+	}{{60, 0.7}, {40, 0.5}}
+	if len(sets) != len(want) {
+		t.Fatalf("%d sets, want %d", len(sets), len(want))
+	}
+	seen := map[string]bool{}
+	for i, s := range sets {
+		if len(s.Items) != want[i].n || s.Bar != want[i].bar {
+			t.Errorf("%s: %d sentences, bar %g; want %d, %g", s.Path, len(s.Items), s.Bar, want[i].n, want[i].bar)
 		}
-		return ps
-	}
-	rs := []clozeResult{
-		scoreCloze(dataset.Cloze{Text: "a [MASK]", Accept: []string{"water", "milk"}}, preds("the", "Milk", "tea")),
-		scoreCloze(dataset.Cloze{Text: "b [MASK]", Accept: []string{"paris"}}, preds("london", "rome")),
-		scoreCloze(dataset.Cloze{Text: "c [MASK]"}, preds("x")),
-		scoreCloze(dataset.Cloze{Text: "d [MASK]", Accept: []string{"door"}}, preds("##door", "door")),
-	}
-	if !rs[0].Hit || rs[1].Hit || rs[2].Hit || !rs[3].Hit {
-		t.Errorf("hits %v %v %v %v, want true false false true", rs[0].Hit, rs[1].Hit, rs[2].Hit, rs[3].Hit)
-	}
-	if share, n := clozeShare(rs); n != 3 || share != 2.0/3 {
-		t.Errorf("share %v of %d, want 2/3 of 3", share, n)
-	}
-	if share, n := clozeShare(rs[2:3]); n != 0 || share != 0 {
-		t.Errorf("without acceptable words: %v of %d", share, n)
+		for _, c := range s.Items {
+			if len(c.Accept) == 0 || seen[c.Text] {
+				t.Errorf("%s: %q has no accepted word or is there twice", s.Path, c.Text)
+			}
+			seen[c.Text] = true
+			for _, w := range c.Accept {
+				if w != strings.ToLower(w) {
+					t.Errorf("%s: %q accepts %q, not lowercase", s.Path, c.Text, w)
+				}
+			}
+		}
 	}
 }

@@ -34,26 +34,42 @@ const (
 // (24 MiB of F16: issue 25).
 const MaxShippedWeights = 24 << 20
 
-// DefaultCloze is the file of the card's cloze sentences and their acceptable words, as
-// tinydata embeds it.
-const DefaultCloze = "tinydata/" + tinydata.EverydayCloze
+// ClozeSet is a file of cloze sentences the card scores, with the share of sentences that must
+// have an accepted word in the model's top 5 (0: no bar).
+type ClozeSet struct {
+	Name  string // what the sentences are, for the card's heading
+	Path  string // as the card names it
+	Items []dataset.Cloze
+	Bar   float64
+}
 
-// ClozeBar is the share of cloze sentences with an acceptable word in the model's top 5 that
-// the built-in model must reach (issue 12).
-const ClozeBar = 0.6
+// DefaultCloze are the card's cloze sets as tinydata embeds them: everyday sentences and simple
+// facts, with issue 25's bars.
+func DefaultCloze() ([]ClozeSet, error) {
+	var sets []ClozeSet
+	for _, d := range []struct {
+		name, file string
+		bar        float64
+	}{{"Everyday sentences", tinydata.EverydayCloze, 0.7}, {"Simple facts", tinydata.FactsCloze, 0.5}} {
+		items, err := tinydata.LoadCloze(d.file)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, ClozeSet{Name: d.name, Path: "tinydata/" + d.file, Items: items, Bar: d.bar})
+	}
+	return sets, nil
+}
+
+// clozeFigures is a cloze set as the card shows it.
+type clozeFigures struct {
+	ClozeSet
+	Results []pipeline.ClozeResult
+}
 
 // corpusStats counts a pre-training text file as the model saw it.
 type corpusStats struct {
 	Path                         string
 	Docs, Sentences, Tokens, Unk int
-}
-
-// clozeResult is one cloze sentence and the model's top predictions for its mask.
-type clozeResult struct {
-	Text        string
-	Predictions []pipeline.Prediction
-	Accept      []string // acceptable words; nil when the file gave none
-	Hit         bool     // an acceptable word is among the predictions
 }
 
 // Options say what to write.
@@ -82,9 +98,8 @@ type Options struct {
 	// Recipe is a file with the commands that made the run, quoted under "How to reproduce";
 	// Extra a Markdown file appended to the card before it ("": none).
 	Recipe, Extra string
-	// Cloze are the cloze sentences, with the words a reader accepts (nil: those of the file
-	// DefaultCloze).
-	Cloze []dataset.Cloze
+	// Cloze are the cloze sets, with the words a reader accepts (nil: DefaultCloze).
+	Cloze []ClozeSet
 	// DType is the storage dtype of model.safetensors (default F16).
 	DType hf.DType
 }
@@ -111,7 +126,7 @@ func Write(o Options, stdout io.Writer) error {
 	cloze := o.Cloze
 	if cloze == nil {
 		var err error
-		if cloze, err = tinydata.LoadCloze(tinydata.EverydayCloze); err != nil {
+		if cloze, err = DefaultCloze(); err != nil {
 			return err
 		}
 	}
@@ -186,16 +201,13 @@ func Write(o Options, stdout io.Writer) error {
 		evalCmd = "bertlab eval --task mlm --model " + o.Out + " --data " + o.Heldout
 	}
 
-	var results []clozeResult
-	for _, c := range cloze {
-		r, err := pipeline.FillMask(shipped.Model, shipped.Tokenizer, c.Text, nil, 5)
+	var results []clozeFigures
+	for _, set := range cloze {
+		rs, err := pipeline.Cloze(shipped.Model, shipped.Tokenizer, set.Items, 5)
 		if err != nil {
-			return fmt.Errorf("fill-mask %q: %w", c.Text, err)
+			return fmt.Errorf("%s: %w", set.Path, err)
 		}
-		if len(r.Masks) != 1 {
-			return fmt.Errorf("fill-mask %q: %d masks", c.Text, len(r.Masks))
-		}
-		results = append(results, scoreCloze(c, r.Masks[0].Predictions))
+		results = append(results, clozeFigures{set, rs})
 	}
 
 	var neighbours []pipeline.NeighbourShare
@@ -308,8 +320,12 @@ func Write(o Options, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	for _, r := range results[:min(3, len(results))] {
-		fmt.Fprintf(stdout, "%s -> %s\n", r.Text, predictionList(r.Predictions, false))
+	for _, set := range results {
+		share, n := pipeline.ClozeShare(set.Results, 5)
+		fmt.Fprintf(stdout, "cloze, %s: an accepted word in the top 5 for %.0f%% of %d sentences\n", strings.ToLower(set.Name), 100*share, n)
+		for _, r := range set.Results[:min(3, len(set.Results))] {
+			fmt.Fprintf(stdout, "%s -> %s\n", r.Text, predictionList(r.Predictions, false))
+		}
 	}
 	if size > MaxShippedWeights {
 		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", hf.WeightsFile, human.Bytes(size), human.Bytes(MaxShippedWeights))
@@ -409,7 +425,7 @@ type modelCard struct {
 	EvalCmd         string
 	Baseline        *baselineResult
 	Also            []heldoutFigures
-	Cloze           []clozeResult
+	Cloze           []clozeFigures
 	Neighbours      []pipeline.NeighbourShare
 	Stats           []corpusStats
 	Recipe, Extra   string
@@ -550,26 +566,32 @@ func (c modelCard) markdown() string {
 		p("\n")
 	}
 
-	p("## Cloze sentences\n\n")
-	share, n := clozeShare(c.Cloze)
-	p("%d everyday sentences written for this card (`%s`; none is in the corpus), the five most\n", len(c.Cloze), DefaultCloze)
-	p("likely tokens for the mask and their probabilities (`bertlab fill-mask --model %s \"...\"`).\n", c.Dir)
-	if n > 0 {
-		p("The words a reader accepts were written down before any model's answers were seen; an\n")
-		p("acceptable word is in the top 5 for **%.0f%%** of the %d sentences (the bar: %.0f%%).\n", 100*share, n, 100*ClozeBar)
-	}
-	p("\n| sentence | top 5 | acceptable | in the top 5 |\n|---|---|---|---|\n")
-	for _, r := range c.Cloze {
-		mark := ""
-		if r.Accept != nil {
-			mark = "no"
-			if r.Hit {
-				mark = "yes"
+	for _, set := range c.Cloze {
+		p("## Cloze: %s\n\n", strings.ToLower(set.Name))
+		share, n := pipeline.ClozeShare(set.Results, 5)
+		p("%d sentences written for bertlab (`%s`; none taken from the corpus), the five most\n", len(set.Results), set.Path)
+		p("likely tokens for the mask and their probabilities (`bertlab fill-mask --model %s \"...\"`).\n", c.Dir)
+		if n > 0 {
+			p("The words a reader accepts were written down before any model's answers were seen; an\n")
+			p("accepted word is in the top 5 for **%.0f%%** of the %d sentences", 100*share, n)
+			if set.Bar > 0 {
+				p(" (the bar: %.0f%%)", 100*set.Bar)
 			}
+			p(".\n")
 		}
-		p("| %s | %s | %s | %s |\n", mdEscape(r.Text), predictionList(r.Predictions, true), mdEscape(strings.Join(r.Accept, ", ")), mark)
+		p("\n| sentence | top 5 | accepted | in the top 5 |\n|---|---|---|---|\n")
+		for _, r := range set.Results {
+			mark := ""
+			if r.Accept != nil {
+				mark = "no"
+				if r.Hit(5) {
+					mark = "yes"
+				}
+			}
+			p("| %s | %s | %s | %s |\n", mdEscape(r.Text), predictionList(r.Predictions, true), mdEscape(strings.Join(r.Accept, ", ")), mark)
+		}
+		p("\n")
 	}
-	p("\n")
 
 	if len(c.Neighbours) > 0 {
 		prev, next := c.Neighbours[0], c.Neighbours[0]
@@ -762,38 +784,6 @@ func ReadCloze(path string) ([]dataset.Cloze, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cs, nil
-}
-
-// scoreCloze says whether an acceptable word of c is among the predictions (compared in lower
-// case: the word as the model's vocabulary writes it).
-func scoreCloze(c dataset.Cloze, preds []pipeline.Prediction) clozeResult {
-	r := clozeResult{Text: c.Text, Predictions: preds, Accept: c.Accept}
-	for _, p := range preds {
-		for _, w := range c.Accept {
-			if strings.EqualFold(p.Token, w) {
-				r.Hit = true
-			}
-		}
-	}
-	return r
-}
-
-// clozeShare is the share of the results with acceptable words that have one in their top 5,
-// and how many had acceptable words.
-func clozeShare(rs []clozeResult) (float64, int) {
-	hits, n := 0, 0
-	for _, r := range rs {
-		if r.Accept != nil {
-			n++
-			if r.Hit {
-				hits++
-			}
-		}
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	return float64(hits) / float64(n), n
 }
 
 // neighbourTexts is how many held-out sentences the card's neighbour-head figures average over.
