@@ -160,11 +160,11 @@ func Build(dir, out string) (Stats, error) {
 		ps.Heldout.add(held)
 		st.Parts = append(st.Parts, ps)
 		heldout = append(heldout, held...)
-		if err := writeFile(filepath.Join(out, p.Name+".txt"), renderDocs(train)); err != nil {
+		if err := writeFile(filepath.Join(out, p.Name+".txt"), tinydatabuild.RenderDocs(train)); err != nil {
 			return st, err
 		}
 	}
-	if err := writeFile(filepath.Join(out, HeldoutFile), renderDocs(heldout)); err != nil {
+	if err := writeFile(filepath.Join(out, HeldoutFile), tinydatabuild.RenderDocs(heldout)); err != nil {
 		return st, err
 	}
 
@@ -222,20 +222,6 @@ func Build(dir, out string) (Stats, error) {
 		}
 	}
 	return st, nil
-}
-
-func renderDocs(docs []Document) []byte {
-	var b bytes.Buffer
-	for i, d := range docs {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		for _, s := range d.Sentences {
-			b.WriteString(s)
-			b.WriteByte('\n')
-		}
-	}
-	return b.Bytes()
 }
 
 func renderCoNLL(sents []Tagged) []byte {

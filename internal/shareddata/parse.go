@@ -55,24 +55,13 @@ func eachLine(b []byte, fn func(n int, line string) error) error {
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
-// clean replaces control characters by spaces and collapses runs of white space.
-func clean(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\uFEFF' || r == '\u200B' {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // ParseParagraphs reads one paragraph a line (Simple Wikipedia, a dialogue a line) into one
 // document a paragraph, split into sentences by tinydatabuild.SplitSentences. Blank lines
 // are skipped.
 func ParseParagraphs(b []byte) ([]Document, error) {
 	var docs []Document
 	err := eachLine(b, func(_ int, line string) error {
-		if p := clean(line); p != "" {
+		if p := tinydatabuild.CleanLine(line); p != "" {
 			docs = append(docs, Document{Key: p, Sentences: tinydatabuild.SplitSentences(p)})
 		}
 		return nil
@@ -84,7 +73,7 @@ func ParseParagraphs(b []byte) ([]Document, error) {
 func ParseLines(b []byte) ([]string, error) {
 	var out []string
 	err := eachLine(b, func(_ int, line string) error {
-		if s := clean(line); s != "" {
+		if s := tinydatabuild.CleanLine(line); s != "" {
 			out = append(out, s)
 		}
 		return nil
@@ -102,7 +91,7 @@ func ParseLabelled(b []byte) ([]Labelled, error) {
 			return nil
 		}
 		label, text, ok := strings.Cut(line, "\t")
-		label, text = strings.TrimSpace(label), clean(text)
+		label, text = strings.TrimSpace(label), tinydatabuild.CleanLine(text)
 		switch {
 		case !ok:
 			return &LineError{n, "no tab between label and text"}

@@ -83,7 +83,7 @@ func Build(cfg Config) ([]File, error) {
 		train = append(train, tr...)
 		heldout = append(heldout, ho...)
 	}
-	files = append(files, File{"pretrain/train.txt", renderDocs(train)}, File{"pretrain/heldout.txt", renderDocs(heldout)})
+	files = append(files, File{"pretrain/train.txt", RenderDocs(train)}, File{"pretrain/heldout.txt", RenderDocs(heldout)})
 
 	// The large corpus, read by path (not embedded).
 	corpus, cst, err := buildCorpus(cfg.Root, groupTrain["austen"], groupTrain["wordnet"])
@@ -125,7 +125,7 @@ func Build(cfg Config) ([]File, error) {
 
 	// The browser's sample: prefixes of the shuffled splits, and whole training documents.
 	files = append(files,
-		File{"web/pretrain.txt", renderDocs(webDocs(train))},
+		File{"web/pretrain.txt", RenderDocs(webDocs(train))},
 		File{"web/sentiment-train.tsv", renderTSV(perClassPrefix(sTrain, WebSentimentTrainPerClass))},
 		File{"web/sentiment-test.tsv", renderTSV(perClassPrefix(sTest, WebSentimentTestPerClass))},
 		File{"web/pos-train.conll", renderCoNLL(pTrain[:WebPOSTrain])},
@@ -344,8 +344,8 @@ func webDocs(train []Document) []Document {
 	return out
 }
 
-// renderDocs writes one sentence a line and a blank line between documents.
-func renderDocs(docs []Document) []byte {
+// RenderDocs writes one sentence a line and a blank line between documents.
+func RenderDocs(docs []Document) []byte {
 	var b bytes.Buffer
 	for i, d := range docs {
 		if i > 0 {

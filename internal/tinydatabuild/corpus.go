@@ -411,7 +411,7 @@ func buildCorpus(root string, austen, wordnet []Document) ([]File, CorpusStats, 
 		name string
 		docs []Document
 	}{{CorpusProse, prose}, {CorpusDocs, docs}} {
-		text := renderDocs(part.docs)
+		text := RenderDocs(part.docs)
 		st.TrainBytes += len(text)
 		gz, err := gzipBytes(text)
 		if err != nil {
@@ -419,7 +419,7 @@ func buildCorpus(root string, austen, wordnet []Document) ([]File, CorpusStats, 
 		}
 		files = append(files, File{part.name, gz})
 	}
-	return append(files, File{CorpusHeldout, renderDocs(heldout)}), st, nil
+	return append(files, File{CorpusHeldout, RenderDocs(heldout)}), st, nil
 }
 
 // gunzipBytes decompresses a gzip stream.
@@ -440,7 +440,7 @@ func cleanDocuments(docs []Document) []Document {
 	for _, d := range docs {
 		var sents []string
 		for _, s := range d.Sentences {
-			if c := cleanLine(s); c != "" {
+			if c := CleanLine(s); c != "" {
 				sents = append(sents, c)
 			}
 		}
@@ -451,7 +451,9 @@ func cleanDocuments(docs []Document) []Document {
 	return out
 }
 
-func cleanLine(s string) string {
+// CleanLine replaces control characters, byte-order marks and zero-width spaces by spaces and
+// collapses runs of white space into one space.
+func CleanLine(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\uFEFF' || r == '\u200B' {
 			return ' '
