@@ -73,13 +73,9 @@ NAME=${NAME:-bertlab-mini}
 OUT=${OUT:-assets/models/$NAME}
 WORK=${WORK:-build/pretrain/$NAME-everyday}
 RESTART=${RESTART:-checkpoints/$NAME}
-# NOTE: the one line the page shows under the model's name (note.txt). Unset, the folder's
-# note.txt is kept, so that rewriting the card (finetune, wasm, card) does not drop it; set it
-# to the empty string to remove it.
-if [ -z "${NOTE+set}" ] && [ -f "$OUT/note.txt" ]; then
-  NOTE=$(head -n 1 "$OUT/note.txt")
-fi
-NOTE=${NOTE:-}
+# NOTE: the one line the page shows under the model's name (note.txt): the licence the
+# CC BY-SA text gives the weights, and where the sources are named.
+NOTE=${NOTE-Pre-trained here on everyday English (Simple English Wikipedia, dialogues, Tatoeba, news, reviews). Weights CC BY-SA 4.0: the model card names every source.}
 PROSE=${PROSE:-tinydata/corpus/prose.txt.gz}
 # The mixes: part:times. The parts are corpus-build's files in $CORPUS (wiki: Simple English
 # Wikipedia; dialogue: Schema-Guided Dialogue; tatoeba: Tatoeba's sentences; news:
@@ -148,7 +144,7 @@ corpus() {
 card() {
   local extra=()
   : >"$WORK/extra.md"
-  for f in "$WORK/finetune.md" "$WORK/wasm.md"; do
+  for f in "$WORK/finetune.md" "$WORK/wasm.md" "$CORPUS/SOURCES.md"; do
     [ -f "$f" ] && { cat "$f"; echo; } >>"$WORK/extra.md"
   done
   [ -s "$WORK/extra.md" ] && extra=(--extra "$WORK/extra.md")

@@ -39,7 +39,8 @@ const (
 	EWTTrainFile  = "ewt-train.conll"       // UD English-EWT as word<TAB>UPOS, blank line between sentences
 	EWTDevFile    = "ewt-dev.conll"
 	EWTTestFile   = "ewt-test.conll"
-	tatoebaDocLen = 10 // sentences of a Tatoeba document (the sentences are unrelated)
+	SourcesFile   = "SOURCES.md" // the sources, their licences and sizes: for the model card
+	tatoebaDocLen = 10           // sentences of a Tatoeba document (the sentences are unrelated)
 	rtTestPermill = 100
 )
 
@@ -221,6 +222,9 @@ func Build(dir, out string) (Stats, error) {
 			return st, err
 		}
 	}
+	if err := writeFile(filepath.Join(out, SourcesFile), []byte(st.Attribution())); err != nil {
+		return st, err
+	}
 	return st, nil
 }
 
@@ -268,5 +272,27 @@ func (st Stats) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\nrt-polarity: %d / %d / %d sentences (train / dev / test); UD English-EWT: %d / %d / %d sentences (train / dev / test)\n",
 		st.RTTrain, st.RTDev, st.RTTest, st.EWTTrain, st.EWTDev, st.EWTTest)
+	return b.String()
+}
+
+// Attribution is the card's section on the text the model was trained and evaluated on: every
+// source with its origin and licence, and the licence that follows for the weights.
+func (st Stats) Attribution() string {
+	var b strings.Builder
+	b.WriteString("## Sources and licences\n\n")
+	b.WriteString("The everyday text was read from files of public repositories (not part of bertlab; `go run\n")
+	b.WriteString("./cmd/corpus-build` checks each one's sha256):\n\n")
+	b.WriteString("| source | origin | licence |\n|---|---|---|\n")
+	for _, s := range All {
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s |\n", s.What, s.File, s.Origin, s.Licence)
+	}
+	b.WriteString("\nAttribution: Simple English Wikipedia text by Wikipedia contributors (CC BY-SA); the\n")
+	b.WriteString("Schema-Guided Dialogue dataset by Rastogi et al. (Google Research); sentences from Tatoeba\n")
+	b.WriteString("(tatoeba.org, via manythings.org); the OneStopEnglish corpus by Vajjala and Lučić; movie reviews\n")
+	b.WriteString("and sentences by Pang and Lee; Universal Dependencies English Web Treebank. Because the model was\n")
+	b.WriteString("trained on CC BY-SA text, **its weights are released under CC BY-SA 4.0**. The mix's `prose` part\n")
+	b.WriteString("(Austen, WordNet, the Brown corpus, the State of the Union addresses) is bertlab's own\n")
+	b.WriteString("`tinydata/corpus/prose.txt.gz`, described in `tinydata/SOURCES.md`.\n\n")
+	b.WriteString(st.Markdown())
 	return b.String()
 }
