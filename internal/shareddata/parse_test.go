@@ -192,3 +192,22 @@ func FuzzParseParagraphs(f *testing.F) {
 		_ = SplitLowercase(string(in))
 	})
 }
+
+// TestAttribution: the card's section names every source file with its origin and licence, and
+// the weights' licence.
+func TestAttribution(t *testing.T) {
+	st := Stats{Parts: []PartStats{{Part: Parts[0], Train: Count{Documents: 3, Sentences: 5, Words: 40}}}, RTTrain: 7}
+	a := st.Attribution()
+	for _, s := range All {
+		for _, want := range []string{s.File, s.Origin, s.Licence} {
+			if !strings.Contains(a, want) {
+				t.Errorf("attribution lacks %q", want)
+			}
+		}
+	}
+	for _, want := range []string{"CC BY-SA 4.0**", "| wiki | simplewiki-paragraphs.txt.gz |", "rt-polarity: 7 /"} {
+		if !strings.Contains(a, want) {
+			t.Errorf("attribution lacks %q:\n%s", want, a)
+		}
+	}
+}
