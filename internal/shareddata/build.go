@@ -146,6 +146,9 @@ func documents(dir string, p Part) ([]Document, error) {
 // renamed.
 func Build(dir, out string) (Stats, error) {
 	var st Stats
+	if err := Missing(dir); err != nil {
+		return st, err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return st, err
 	}

@@ -104,6 +104,15 @@ func TestMissingAndWrongSum(t *testing.T) {
 	if err := Check(dir); err == nil || !strings.Contains(err.Error(), EWTTest.File) {
 		t.Errorf("Check of an almost empty folder: %v", err)
 	}
+	err = Missing(dir)
+	for _, s := range All {
+		if named := err != nil && strings.Contains(err.Error(), s.File+": missing: it is"); named != (s != Tatoeba) {
+			t.Errorf("Missing: %s named %v: %v", s.File, named, err)
+		}
+	}
+	if _, err := Build(dir, t.TempDir()); !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), SimpleWiki.Origin) || !strings.Contains(err.Error(), EWTTest.Origin) {
+		t.Errorf("Build without the files: %v", err)
+	}
 }
 
 // TestSplitIsStable: the held-out split depends on the key alone, and holds about its permille.

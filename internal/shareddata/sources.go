@@ -112,6 +112,22 @@ func checkSum(src Source, b []byte) error {
 	return nil
 }
 
+// Missing reports every source that is not in dir, each with where it comes from, in one
+// error (nil when all are there).
+func Missing(dir string) error {
+	var errs []error
+	for _, s := range All {
+		path := filepath.Join(dir, s.File)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("%s: %w: it is %s, from %s (%s)", path, ErrMissing, s.What, s.Origin, s.Licence))
+		}
+	}
+	if len(errs) > 0 {
+		errs = append(errs, fmt.Errorf("place the files in %s or name another folder", dir))
+	}
+	return errors.Join(errs...)
+}
+
 // Check verifies that every source is in dir with the right SHA-256, reporting all that are
 // missing or differ in one error.
 func Check(dir string) error {
