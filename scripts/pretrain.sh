@@ -13,7 +13,8 @@
 #               short everyday sentences weighed up so that everyday words are whole tokens).
 #   2. mlm      masked-LM pre-training of a LAYERS x HIDDEN model with absolute positions on the
 #               mix MIX, whole-word masking of MASK_PROB, one linear schedule of STEPS steps,
-#               into $WORK/mlm, evaluated on the held-out split as it goes; for its first
+#               into $WORK/mlm, evaluated on the held-out split and the cloze sets (CLOZE_SETS)
+#               as it goes; for its first
 #               PRIOR_STEPS steps the neighbour-head prior (scripts/PRETRAIN.md).
 #               Carried on from $RESTART (weights committed when a session stopped, with the
 #               step they were saved at) when $WORK/mlm has no checkpoint: the same schedule
@@ -253,7 +254,8 @@ finetune)
     echo
     echo "Made by \`bash scripts/pretrain.sh finetune\`."
   } >"$WORK/finetune.md"
-  card
+  cat "$WORK/finetune.md"
+  if [ -d "$FINAL" ]; then card; else echo "no run in $WORK: the card is not rewritten"; fi
   exit 0 ;;
 esac
 
@@ -341,6 +343,7 @@ INIT_MODEL=("$BERTLAB" init --preset mini --layers "$LAYERS" --hidden "$HIDDEN" 
   --max-positions "$POSITIONS" --seed "$SEED" --out "$WORK/init")
 OPTS=(--heldout "$HELDOUT_RUN" --batch "$BATCH" --seq "$SEQ" --dynamic --no-dropout --whole-word --mask-prob "$MASK_PROB"
   --eval-every "$EVAL_EVERY" --save-every "$SAVE_EVERY" --keep 2)
+for f in $CLOZE_SETS; do OPTS+=(--cloze "$f"); done
 MLM_CMD=("$BERTLAB" pretrain --out "$MLM_DIR" --steps "$STEPS" --lr "$LR" --warmup "$WARMUP" --no-nsp
   --neighbour-heads "$PRIOR_HEADS" --neighbour-weight "$PRIOR_WEIGHT" --neighbour-steps "$PRIOR_STEPS"
   "${DATA[@]}" "${OPTS[@]}" --seed "$SEED")

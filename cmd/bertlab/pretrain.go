@@ -9,15 +9,19 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/dataset"
+	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
 	"github.com/bertlab/bertlab/internal/human"
+	"github.com/bertlab/bertlab/internal/modelcard"
 	"github.com/bertlab/bertlab/internal/progress"
 )
 
@@ -34,6 +38,8 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	vocab := fs.String("vocab", "", "folder with vocab.txt (and tokenizer_config.json); needed with --preset, overrides the model's")
 	var data stringList
 	fs.Var(&data, "data", "training text (.txt or .txt.gz): one sentence a line, a blank line between documents; several --data are read one after the other, and a file given twice counts twice (a recipe's weight)")
+	var cloze stringList
+	fs.Var(&cloze, "cloze", "cloze sentences (sentence with one [MASK]<TAB>accepted|words) scored at each evaluation: cloze_NAME_top1 and _top5 in the metrics, NAME the file's base name (repeatable)")
 	heldout := fs.String("heldout", "", "held-out text in the same format: masked-LM accuracy, top-5 and perplexity at --eval-every and at the end")
 	out := fs.String("out", "", "output folder: checkpoint-<step>/ folders and, at the end, the model (HF layout)")
 	steps := fs.Int("steps", 1000, "optimizer steps")
@@ -206,6 +212,10 @@ func runPretrain(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if p.ExtraEval, err = clozeEval(p, cloze); err != nil {
+		return err
+	}
+
 	mc := p.Model.Config
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
@@ -270,4 +280,21 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// clozeEval reads the cloze files and returns the evaluation that scores the model being trained
+// on them (nil without files).
+func clozeEval(p *train.Pretrainer, files []string) (func() (map[string]float64, error), error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	sets := map[string][]dataset.Cloze{}
+	for _, f := range files {
+		items, err := modelcard.ReadCloze(f)
+		if err != nil {
+			return nil, fmt.Errorf("--cloze: %w", err)
+		}
+		sets[strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))] = items
+	}
+	return func() (map[string]float64, error) { return pipeline.ClozeMetrics(p.Model, p.Tokenizer, sets) }, nil
 }

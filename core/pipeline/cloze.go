@@ -68,3 +68,21 @@ func ClozeShare(rs []ClozeResult, k int) (float64, int) {
 	}
 	return float64(hits) / float64(n), n
 }
+
+// ClozeMetrics scores each named set of cloze sentences: cloze_NAME_top1 and cloze_NAME_top5,
+// the shares of sentences with an accepted word first and among the first five.
+func ClozeMetrics(m *bert.Model, tok *tokenizer.Tokenizer, sets map[string][]dataset.Cloze) (map[string]float64, error) {
+	if tok == nil {
+		return nil, fmt.Errorf("cloze: the model has no vocabulary")
+	}
+	out := map[string]float64{}
+	for name, items := range sets {
+		rs, err := Cloze(m, tok, items, 5)
+		if err != nil {
+			return nil, fmt.Errorf("cloze %s: %w", name, err)
+		}
+		out["cloze_"+name+"_top1"], _ = ClozeShare(rs, 1)
+		out["cloze_"+name+"_top5"], _ = ClozeShare(rs, 5)
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -39,6 +40,14 @@ func TestCloze(t *testing.T) {
 		if got, n := ClozeShare(rs, c.k); got != c.share || n != 2 {
 			t.Errorf("top %d: share %g of %d, want %g of 2", c.k, got, n, c.share)
 		}
+	}
+	got, err := ClozeMetrics(f.Model, f.Tokenizer, map[string][]dataset.Cloze{"a": items, "b": items[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"cloze_a_top1": 0, "cloze_a_top5": 0.5, "cloze_b_top1": 0, "cloze_b_top5": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ClozeMetrics = %v, want %v", got, want)
 	}
 	if _, err := Cloze(f.Model, f.Tokenizer, []dataset.Cloze{{Text: "[MASK] and [MASK]"}}, 5); err == nil || !strings.Contains(err.Error(), "2 masks") {
 		t.Errorf("two masks: %v", err)

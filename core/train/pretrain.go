@@ -116,6 +116,9 @@ type Pretrainer struct {
 	History []Event
 	// Teacher, when set (Distil), is the frozen model the steps distil into Model.
 	Teacher *Teacher
+	// ExtraEval, if set, adds its figures to each evaluation's metrics (the cloze shares of
+	// bertlab pretrain --cloze); it must not change the model.
+	ExtraEval func() (map[string]float64, error)
 
 	grads        *bert.Grads
 	priorTargets []*tensor.Tensor // NeighbourPrior's targets, reused between steps
@@ -276,6 +279,15 @@ func (p *Pretrainer) Evaluate() (Event, error) {
 	}
 	ev := p.event(EventEval)
 	ev.Metrics = r.Map()
+	if p.ExtraEval != nil {
+		extra, err := p.ExtraEval()
+		if err != nil {
+			return Event{}, fmt.Errorf("evaluation at step %d: %w", p.State.Step, err)
+		}
+		for k, v := range extra {
+			ev.Metrics[k] = v
+		}
+	}
 	p.History = append(p.History, ev)
 	return ev, nil
 }

@@ -2,7 +2,9 @@ package train
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +39,26 @@ func TestStartStep(t *testing.T) {
 		if err := bad.validate(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// TestExtraEval: an evaluation carries ExtraEval's figures beside the masked-LM ones, and its
+// error stops the evaluation with the step named.
+func TestExtraEval(t *testing.T) {
+	c := DefaultPretrain(10)
+	c.BatchSize = 4
+	p := toyPretrainer(t, DefaultData(32, 1), c)
+	p.Eval = p.Data.Fixed()[:4]
+	p.ExtraEval = func() (map[string]float64, error) { return map[string]float64{"cloze_x_top5": 0.25}, nil }
+	ev, err := p.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Metrics["cloze_x_top5"] != 0.25 || ev.Metrics["mlm_accuracy"] < 0 || len(ev.Metrics) < 3 {
+		t.Errorf("metrics %v", ev.Metrics)
+	}
+	p.ExtraEval = func() (map[string]float64, error) { return nil, errors.New("boom") }
+	if _, err := p.Evaluate(); err == nil || !strings.Contains(err.Error(), "step 0: boom") {
+		t.Errorf("error %v", err)
 	}
 }
