@@ -6,8 +6,10 @@ package modelcard
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,7 +29,10 @@ import (
 const (
 	CardFile      = "README.md"
 	LossCurveFile = "loss.png"
-	NoteFile      = "note.txt" // one line, shown on the page under the header (cmd/modelindex)
+	// AccuracyCurveFile plots the held-out top-1 and top-5 and the cloze shares of the
+	// evaluations during training (written when there are evaluations).
+	AccuracyCurveFile = "accuracy.png"
+	NoteFile          = "note.txt" // one line, shown on the page under the header (cmd/modelindex)
 )
 
 // MaxShippedWeights bounds model.safetensors of the built-in model, which the page downloads
@@ -292,6 +297,17 @@ func Write(o Options, stdout io.Writer) error {
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, LossCurveFile), png); err != nil {
 		return err
 	}
+	accPath := filepath.Join(o.Out, AccuracyCurveFile)
+	if ac, ok := accuracyChart(o.Name, stages); ok {
+		if png, err = ac.renderPNG(960, 520); err != nil {
+			return err
+		}
+		if err := hf.WriteFileAtomic(accPath, png); err != nil {
+			return err
+		}
+	} else if err := os.Remove(accPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, Stages: stages, Meta: meta,
 		Eval: eval, EvalCmd: evalCmd, Baseline: baseline, Also: also, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
@@ -413,6 +429,39 @@ func lossChart(name string, stages []stage) chart {
 	return c
 }
 
+// accuracyChart plots, in percent, the held-out masked-LM top-1 and top-5 and each cloze set's
+// top-5 share (bertlab pretrain --cloze) of every evaluation; ok is false without evaluations.
+func accuracyChart(name string, stages []stage) (c chart, ok bool) {
+	_, evals := history(stages)
+	c = chart{title: name + ": held-out figures during pre-training", xLabel: "optimizer step", yLabel: "percent"}
+	add := func(label, key string, col color.RGBA, dots bool) {
+		s := series{label: label, color: col, width: 2, dots: dots}
+		for _, e := range evals {
+			if v, found := e.Metrics[key]; found {
+				s.x, s.y = append(s.x, float64(e.Step)), append(s.y, 100*v)
+			}
+		}
+		if len(s.x) > 0 {
+			c.series = append(c.series, s)
+		}
+	}
+	add("held-out top-1", "mlm_accuracy", colBlue, false)
+	add("held-out top-5", "mlm_top5", colLight, false)
+	keys := map[string]bool{}
+	for _, e := range evals {
+		for k := range e.Metrics {
+			if strings.HasPrefix(k, "cloze_") && strings.HasSuffix(k, "_top5") {
+				keys[k] = true
+			}
+		}
+	}
+	cols := []color.RGBA{colOrange, colGrey}
+	for i, k := range slices.Sorted(maps.Keys(keys)) {
+		add("cloze "+strings.TrimSuffix(strings.TrimPrefix(k, "cloze_"), "_top5")+", top 5", k, cols[i%len(cols)], true)
+	}
+	return c, len(c.series) > 0
+}
+
 // modelCard holds what README.md reports.
 type modelCard struct {
 	Name, Note, Dir string
@@ -515,6 +564,9 @@ func (c modelCard) markdown() string {
 		p("Training loss (masked-LM cross-entropy, nats): %.3f at step %d, %.3f averaged over the last %d steps.\n\n", first.MLMLoss, first.Step, mean, len(tail))
 	}
 	p("![masked-LM loss during pre-training](%s)\n\n", LossCurveFile)
+	if _, ok := accuracyChart(c.Name, c.Stages); ok {
+		p("![held-out top-1 and top-5, and the cloze shares, during pre-training](%s)\n\n", AccuracyCurveFile)
+	}
 	if len(evals) > 0 {
 		shown := thinEvals(evals, maxEvalRows)
 		p("Held-out evaluations during training (the first static mask of each held-out sequence, at\n")

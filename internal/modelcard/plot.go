@@ -35,11 +35,12 @@ type chart struct {
 	series                []series
 }
 
-// Colours of the card's charts (colour-blind safe: blue, orange, grey).
+// Colours of the card's charts (colour-blind safe: blue, orange, greys).
 var (
 	colBlue   = color.RGBA{0x1f, 0x5f, 0xa8, 0xff}
 	colLight  = color.RGBA{0xb8, 0xc7, 0xdb, 0xff}
 	colOrange = color.RGBA{0xe0, 0x6c, 0x00, 0xff}
+	colGrey   = color.RGBA{0x70, 0x70, 0x70, 0xff}
 	colGrid   = color.RGBA{0xe4, 0xe4, 0xe4, 0xff}
 	colText   = color.RGBA{0x22, 0x22, 0x22, 0xff}
 )
@@ -87,6 +88,19 @@ func (c chart) renderPNG(w, h int) ([]byte, error) {
 	ymax = max(ymax, yticks[len(yticks)-1])
 
 	left, right, top, bottom := 70.0, float64(w)-24, 64.0, float64(h)-62
+	// The legend's rows, right-aligned above the plot, the last row lowest; each added row
+	// moves the plot down.
+	entry := func(s series) float64 { return 48 + textWidth(textFace, s.label) }
+	var rows [][]series
+	width := math.Inf(1)
+	for _, s := range c.series {
+		if width+entry(s) > right-left-60 {
+			rows, width = append(rows, nil), 0
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], s)
+		width += entry(s)
+	}
+	top += 22 * float64(max(0, len(rows)-1))
 	px := func(x float64) float64 { return left + (x-xmin)/(xmax-xmin)*(right-left) }
 	py := func(y float64) float64 { return bottom - y/ymax*(bottom-top) }
 
@@ -122,22 +136,25 @@ func (c chart) renderPNG(w, h int) ([]byte, error) {
 		}
 	}
 
-	// Title, axis labels, legend (top right, one line).
+	// Title, axis labels, legend (top right).
 	drawText(img, titleFace, c.title, left, 30, colText)
 	drawText(img, textFace, c.yLabel, left-60, top-12, colText)
 	drawText(img, textFace, c.xLabel, (left+right)/2-textWidth(textFace, c.xLabel)/2, bottom+46, colText)
-	lx := right
-	for i := len(c.series) - 1; i >= 0; i-- {
-		s := c.series[i]
-		lx -= textWidth(textFace, s.label)
-		drawText(img, textFace, s.label, lx, top-12, colText)
-		lx -= 28
-		if s.width > 0 {
-			fillRect(img, lx, top-17-s.width/2, lx+22, top-17+max(s.width, 2)/2, s.color)
-		} else {
-			fillDisc(img, lx+11, top-17, 4, s.color)
+	for r, row := range rows {
+		ly := top - 12 - 22*float64(len(rows)-1-r)
+		lx := right
+		for i := len(row) - 1; i >= 0; i-- {
+			s := row[i]
+			lx -= textWidth(textFace, s.label)
+			drawText(img, textFace, s.label, lx, ly, colText)
+			lx -= 28
+			if s.width > 0 {
+				fillRect(img, lx, ly-5-s.width/2, lx+22, ly-5+max(s.width, 2)/2, s.color)
+			} else {
+				fillDisc(img, lx+11, ly-5, 4, s.color)
+			}
+			lx -= 20
 		}
-		lx -= 20
 	}
 
 	var buf bytes.Buffer
