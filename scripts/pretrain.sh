@@ -181,14 +181,19 @@ restart)
   rm -rf "$tmp"
   "$BERTLAB" convert --model "$m" --dtype F16 --out "$tmp"
   echo "$step" >"$tmp/step"
+  # In parts under 20 MiB (the repository's limit for one file), with the whole file's sum.
+  (cd "$tmp" && sha256sum model.safetensors >model.safetensors.sha256 &&
+    split -b 12M -d model.safetensors model.safetensors.part- && rm model.safetensors)
   {
     echo "# Where the built-in model's pre-training run stands"
     echo
-    echo "The weights of \`$m\` (step $step of $STEPS), stored as F16 so that a fresh machine can carry"
-    echo "the run on: \`make pretrain\` (scripts/pretrain.sh) starts its masked-LM stage from here with"
-    echo "\`--start-step $step\` when its work folder has no checkpoint (the optimizer starts afresh; the"
-    echo "learning rate ramps up again over $REWARM steps). Not a finished model: the page's model is in"
-    echo "assets/models/. Trained on CC BY-SA text among others (scripts/PRETRAIN.md): CC BY-SA 4.0."
+    echo "The weights of \`$m\` (step $step of $STEPS), stored as F16 (in parts:"
+    echo "\`cat model.safetensors.part-* > model.safetensors\`, sum in model.safetensors.sha256) so that a"
+    echo "fresh machine can carry the run on: \`make pretrain\` (scripts/pretrain.sh) starts its masked-LM"
+    echo "stage from here with \`--start-step $step\` when its work folder has no checkpoint (the optimizer"
+    echo "starts afresh; the learning rate ramps up again over $REWARM steps). Not a finished model: the"
+    echo "page's model is in assets/models/. Trained on CC BY-SA text among others (scripts/PRETRAIN.md):"
+    echo "CC BY-SA 4.0."
   } >"$tmp/README.md"
   rm -rf "$RESTART"
   mkdir -p "$(dirname "$RESTART")"
@@ -380,7 +385,12 @@ elif [ -n "$(newest "$MLM_DIR")" ]; then
   read -r -a from <"$WORK/mlm-from.txt"
   "${MLM_CMD[@]}" "${from[@]}" --resume
 elif [ -f "$RESTART/step" ]; then
-  from=(--model "$RESTART" --start-step "$(cat "$RESTART/step")" --rewarm "$REWARM")
+  # The committed weights joined again, their sum checked.
+  rm -rf "$WORK/restart" && mkdir -p "$WORK/restart"
+  cp "$RESTART"/*.json "$RESTART"/vocab.txt "$RESTART"/model.safetensors.sha256 "$WORK/restart/"
+  cat "$RESTART"/model.safetensors.part-* >"$WORK/restart/model.safetensors"
+  (cd "$WORK/restart" && sha256sum -c --quiet model.safetensors.sha256)
+  from=(--model "$WORK/restart" --start-step "$(cat "$RESTART/step")" --rewarm "$REWARM")
   echo "${from[*]}" >"$WORK/mlm-from.txt"
   echo "carrying the run on from $RESTART at step ${from[3]}"
   "${MLM_CMD[@]}" "${from[@]}"
