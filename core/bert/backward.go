@@ -268,18 +268,32 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 			dst[j] += v
 		}
 	}
+	var posIDs []int // nil: position i mod S
+	if c.Family.Is(FamilyRoBERTa) {
+		posIDs = make([]int, b.B*b.S)
+		c.PositionIDs(posIDs, b.InputIDs, b.S)
+	}
 	for i := 0; i < b.B*b.S; i++ {
 		row := tmp[i*H : (i+1)*H]
 		if id := b.InputIDs[i]; id != c.PadTokenID {
 			add(g.WordEmb.Row(id), row)
 		}
-		t := 0
-		if b.TokenTypeIDs != nil {
-			t = b.TokenTypeIDs[i]
+		if g.TypeEmb != nil {
+			t := 0
+			if b.TokenTypeIDs != nil {
+				t = b.TokenTypeIDs[i]
+			}
+			add(g.TypeEmb.Row(t), row)
 		}
-		add(g.TypeEmb.Row(t), row)
 		if !c.Relative() { // relative positions add no position embedding: it gets no gradient
-			add(g.PosEmb.Row(i%b.S), row)
+			pid := i % b.S
+			if posIDs != nil {
+				pid = posIDs[i]
+			}
+			// RoBERTa's position embeddings have padding_idx: a pad's row gets no gradient.
+			if posIDs == nil || pid != c.PadTokenID {
+				add(g.PosEmb.Row(pid), row)
+			}
 		}
 	}
 }

@@ -132,7 +132,7 @@ func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model) *ten
 	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, dl, ma.t.Data, m.MLM.Decoder.Data, n, H, V, 0)
 	// t = LayerNorm(act(dense(in))).
 	tensor.LayerNormBackward(dt.Data, g.MLM.LN.W.Data, g.MLM.LN.B.Data, dt.Data, ma.act.Data, m.MLM.LN.W.Data, ma.mean, ma.rstd, H)
-	actB, _ := activationBackward(m.Config.HiddenAct) // the forward pass accepted it
+	actB, _ := activationBackward(m.Config.MLMAct()) // the forward pass accepted it
 	actB(dt.Data, dt.Data, ma.pre.Data, ma.act.Data)
 	din := tensor.New(n, H)
 	tensor.LinearBackward(din.Data, g.MLM.Transform.W.Data, g.MLM.Transform.B.Data, dt.Data, ma.in.Data, m.MLM.Transform.W.Data, n, H, H, 0)

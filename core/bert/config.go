@@ -32,6 +32,13 @@ type Config struct {
 	// TieWordEmbeddings ties the MLM decoder to the word embeddings (HF default true).
 	TieWordEmbeddings bool `json:"tie_word_embeddings"`
 
+	// Family is config.json's model_type for the families other than BERT (FamilyRoBERTa,
+	// FamilyDistilBERT); "" for BERT, whose model_type stays in Extra as it was read.
+	Family Family `json:"-"`
+	// SinusoidalPosEmbds is DistilBERT's sinusoidal_pos_embds: the position embeddings are the
+	// fixed sinusoids of DistilBERTSinusoids (checkpoints store them all the same).
+	SinusoidalPosEmbds bool `json:"-"`
+
 	// Extra holds every other key of config.json, written back as it was read.
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -139,10 +146,17 @@ func (c Config) Validate() error {
 		v int
 	}{{"vocab_size", c.VocabSize}, {"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers},
 		{"num_attention_heads", c.NumAttentionHeads}, {"intermediate_size", c.IntermediateSize},
-		{"max_position_embeddings", c.MaxPositionEmbeddings}, {"type_vocab_size", c.TypeVocabSize}} {
+		{"max_position_embeddings", c.MaxPositionEmbeddings}} {
 		if err := pos(f.n, f.v); err != nil {
 			return err
 		}
+	}
+	if c.Family.Is(FamilyDistilBERT) {
+		if c.TypeVocabSize != 0 {
+			return fmt.Errorf("config: distilbert has no token types, got type_vocab_size %d", c.TypeVocabSize)
+		}
+	} else if err := pos("type_vocab_size", c.TypeVocabSize); err != nil {
+		return err
 	}
 	// Bound sizes so that a lying config cannot make us allocate terabytes.
 	const maxDim = 1 << 20
@@ -170,6 +184,10 @@ func (c Config) Validate() error {
 	if c.PadTokenID < 0 || c.PadTokenID >= c.VocabSize {
 		return fmt.Errorf("config: pad_token_id %d outside the vocabulary of %d", c.PadTokenID, c.VocabSize)
 	}
+	if c.MaxSequenceLength() <= 0 {
+		return fmt.Errorf("config: max_position_embeddings %d leaves no position after pad_token_id %d (%s counts positions from pad_token_id+1)",
+			c.MaxPositionEmbeddings, c.PadTokenID, c.Family.Name())
+	}
 	for _, p := range []struct {
 		n string
 		v float64
@@ -181,12 +199,26 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ParseConfig reads a HF config.json. Absent keys take HF's BertConfig defaults; the result is validated.
+// ParseConfig reads a HF config.json. Its model_type chooses the family (Families; absent is
+// BERT). For BERT, absent keys take HF's BertConfig defaults and keys it does not model are kept
+// in Extra. For the other families absent keys take their HF config class's defaults, and a key
+// that is neither modelled nor one of PretrainedConfig's generic keys is an error naming it.
+// The result is validated.
 func ParseConfig(data []byte) (Config, error) {
 	c := DefaultConfig()
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
+	}
+	if mt, ok := raw["model_type"]; ok {
+		var s string
+		if err := json.Unmarshal(mt, &s); err == nil && s != string(FamilyBERT) {
+			clean, err := rawConfig(data)
+			if err != nil {
+				return Config{}, err
+			}
+			return parseFamily(Family(s), clean)
+		}
 	}
 	// Some exporters write null for defaults; treat null as absent.
 	for k, v := range raw {
@@ -197,12 +229,6 @@ func ParseConfig(data []byte) (Config, error) {
 	clean, _ := json.Marshal(raw)
 	if err := json.Unmarshal(clean, &c); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
-	}
-	if mt, ok := raw["model_type"]; ok {
-		var s string
-		if json.Unmarshal(mt, &s) == nil && s != "bert" {
-			return Config{}, fmt.Errorf("config.json: model_type %q is not \"bert\"", s)
-		}
 	}
 	c.Extra = map[string]json.RawMessage{}
 	for k, v := range raw {
@@ -218,6 +244,9 @@ func ParseConfig(data []byte) (Config, error) {
 
 // MarshalJSON writes the config with HF's key names, Extra keys included, keys sorted.
 func (c Config) MarshalJSON() ([]byte, error) {
+	if c.Family.Is(FamilyDistilBERT) {
+		return c.marshalDistilBERT()
+	}
 	type plain Config
 	base, err := json.Marshal(plain(c))
 	if err != nil {

@@ -79,7 +79,11 @@ func (b Batch) Validate(c Config) error {
 	if b.B <= 0 || b.S <= 0 {
 		return fmt.Errorf("batch: empty shape [%d, %d]", b.B, b.S)
 	}
-	if b.S > c.MaxPositionEmbeddings {
+	if b.S > c.MaxSequenceLength() {
+		if c.MaxSequenceLength() != c.MaxPositionEmbeddings {
+			return fmt.Errorf("batch: sequence length %d exceeds %d (max_position_embeddings %d less pad_token_id+1: %s counts positions from there)",
+				b.S, c.MaxSequenceLength(), c.MaxPositionEmbeddings, c.Family.Name())
+		}
 		return fmt.Errorf("batch: sequence length %d exceeds max_position_embeddings %d", b.S, c.MaxPositionEmbeddings)
 	}
 	n := b.B * b.S
@@ -96,7 +100,10 @@ func (b Batch) Validate(c Config) error {
 			return fmt.Errorf("batch: token_type_ids has %d entries, need %d", len(b.TokenTypeIDs), n)
 		}
 		for i, t := range b.TokenTypeIDs {
-			if t < 0 || t >= c.TypeVocabSize {
+			if !c.HasTokenTypes() && t != 0 {
+				return fmt.Errorf("batch: token_type_ids[%d][%d] = %d, but %s has no token types", i/b.S, i%b.S, t, c.Family.Name())
+			}
+			if c.HasTokenTypes() && (t < 0 || t >= c.TypeVocabSize) {
 				return fmt.Errorf("batch: token_type_ids[%d][%d] = %d outside type_vocab_size %d", i/b.S, i%b.S, t, c.TypeVocabSize)
 			}
 		}
@@ -184,8 +191,10 @@ type pass struct {
 	B, S int
 	mask []float32 // HF's extended attention mask: 0 for attended keys, finfo.min for padding. [B, S]
 	act  func([]float32)
-	eps  float32
-	drop dropoutConfig // zero in eval mode
+	// mlmAct is the MLM head's activation (Config.MLMAct).
+	mlmAct func([]float32)
+	eps    float32
+	drop   dropoutConfig // zero in eval mode
 	// sc, when not nil, provides the intermediates (see buf): an eval pass without trace.
 	sc *scratch
 	// headMask is HF's head_mask [L, A]; nil keeps every head (see Options.HeadMask).
@@ -216,7 +225,11 @@ func (m *Model) newPass(b Batch, drop dropoutConfig, sc *scratch) (*pass, error)
 			mask[i] = MaskValue
 		}
 	}
-	*p = pass{B: b.B, S: b.S, mask: mask, act: act, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
+	mlmAct, err := activation(m.Config.MLMAct())
+	if err != nil {
+		return nil, err
+	}
+	*p = pass{B: b.B, S: b.S, mask: mask, act: act, mlmAct: mlmAct, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
 	return p, nil
 }
 
@@ -266,7 +279,8 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 }
 
 // embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings; with
-// relative positions no position row is added. [B, S, H]
+// relative positions no position row is added, without token types (DistilBERT) no type row;
+// the position ids are the family's (Config.PositionIDs). [B, S, H]
 func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	c := m.Config
 	B, S, H := b.B, b.S, c.HiddenSize
@@ -275,20 +289,36 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	if tr != nil {
 		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
 	}
+	var posIDs []int // nil: position i mod S
+	if c.Family.Is(FamilyRoBERTa) {
+		posIDs = make([]int, B*S)
+		c.PositionIDs(posIDs, b.InputIDs, S)
+	}
+	var zeros []float32 // the type row of a model without token types
+	if m.TypeEmb == nil {
+		zeros = make([]float32, H)
+	}
 	for i := 0; i < B*S; i++ {
 		w := m.WordEmb.Row(b.InputIDs[i])
-		t := 0
-		if b.TokenTypeIDs != nil {
-			t = b.TokenTypeIDs[i]
+		ty := zeros
+		if m.TypeEmb != nil {
+			t := 0
+			if b.TokenTypeIDs != nil {
+				t = b.TokenTypeIDs[i]
+			}
+			ty = m.TypeEmb.Row(t)
 		}
-		ty := m.TypeEmb.Row(t)
 		row := x.Row(i)
 		if relative {
 			for j := range row {
 				row[j] = w[j] + ty[j]
 			}
 		} else {
-			pos := m.PosEmb.Row(i % S)
+			pid := i % S
+			if posIDs != nil {
+				pid = posIDs[i]
+			}
+			pos := m.PosEmb.Row(pid)
 			// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
 			for j := range row {
 				row[j] = w[j] + ty[j]
@@ -571,7 +601,7 @@ func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logi
 	if ma != nil {
 		a = pre.Clone()
 	}
-	p.act(a.Data)
+	p.mlmAct(a.Data)
 	t = a
 	var mean, rstd []float32
 	if ma != nil {

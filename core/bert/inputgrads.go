@@ -126,7 +126,11 @@ func (m *Model) headPass() (*pass, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pass{act: act, eps: float32(m.Config.LayerNormEps)}, nil
+	mlmAct, err := activation(m.Config.MLMAct())
+	if err != nil {
+		return nil, err
+	}
+	return &pass{act: act, mlmAct: mlmAct, eps: float32(m.Config.LayerNormEps)}, nil
 }
 
 // checkRows reports whether h is [n, H] for the model.

@@ -70,7 +70,7 @@ type Model struct {
 
 	WordEmb *tensor.Tensor // bert.embeddings.word_embeddings.weight: [V, H]
 	PosEmb  *tensor.Tensor // bert.embeddings.position_embeddings.weight: [P, H]
-	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, H]
+	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, H]; nil without token types (DistilBERT)
 	EmbLN   LayerNorm      // bert.embeddings.LayerNorm
 
 	Layers []Layer
@@ -120,9 +120,11 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 		Config:  c,
 		WordEmb: tensor.New(c.VocabSize, H),
 		PosEmb:  tensor.New(c.MaxPositionEmbeddings, H),
-		TypeEmb: tensor.New(c.TypeVocabSize, H),
 		EmbLN:   ln(),
 		Layers:  make([]Layer, c.NumHiddenLayers),
+	}
+	if c.HasTokenTypes() {
+		m.TypeEmb = tensor.New(c.TypeVocabSize, H)
 	}
 	for l := range m.Layers {
 		m.Layers[l] = Layer{
@@ -156,7 +158,8 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 // NewRandom returns a model initialised as HF's BertPreTrainedModel._init_weights does:
 // weights of linear and embedding layers (the distance embeddings of relative positions
 // included) from N(0, initializer_range²), biases 0, LayerNorm 1 and 0, and the padding row of
-// the word embeddings 0. The same seed gives the same weights.
+// the word embeddings 0 (and of RoBERTa's position embeddings; DistilBERT's sinusoidal
+// positions are DistilBERTSinusoids). The same seed gives the same weights.
 func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 	m, err := NewModel(c, heads)
 	if err != nil {
@@ -173,6 +176,12 @@ func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 		}
 	}
 	clear(m.WordEmb.Row(c.PadTokenID))
+	switch {
+	case c.SinusoidalPosEmbds:
+		DistilBERTSinusoids(m.PosEmb.Data, c.MaxPositionEmbeddings, c.HiddenSize)
+	case c.Family.Is(FamilyRoBERTa):
+		clear(m.PosEmb.Row(c.PadTokenID)) // RoBERTa's position embeddings have padding_idx too
+	}
 	return m, nil
 }
 
@@ -221,7 +230,9 @@ func (m *Model) params() []Param {
 	}
 	add("bert.embeddings.word_embeddings.weight", m.WordEmb)
 	add("bert.embeddings.position_embeddings.weight", m.PosEmb)
-	add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
+	if m.TypeEmb != nil {
+		add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
+	}
 	addLN("bert.embeddings.LayerNorm", m.EmbLN)
 	for i, l := range m.Layers {
 		p := fmt.Sprintf("bert.encoder.layer.%d.", i)
@@ -282,7 +293,7 @@ func (m *Model) HeadNames() []string {
 // ParamCount is the number of unique parameters a model of this config with these heads has,
 // computed without allocating it (HF's num_parameters(); a tied decoder counted once).
 func (c Config) ParamCount(heads Heads) int64 {
-	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(c.TypeVocabSize)
+	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(max(c.TypeVocabSize, 0))
 	H, I, L := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumHiddenLayers)
 	lin := func(out, in int64) int64 { return out*in + out }
 	n := (V+P+T)*H + 2*H

@@ -214,12 +214,20 @@ func LoadModel(path string, cfg bert.Config) (*bert.Model, *Report, error) {
 
 func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, error) {
 	rep := &Report{File: path}
+	fam := cfg.Family
+	// fname names a parameter as the family's checkpoints do, for messages.
+	fname := func(key string) string { return FamilyName(fam, key) }
 
 	byKey := map[string]string{} // our name -> file name
 	dtypes := map[string]bool{}
+	var foreign []string // tensors that are not the family's
 	for _, name := range f.Names() {
-		key := bodyKey(name)
-		if key != name && CanonicalName(name) != name {
+		key, ok := BERTName(fam, name)
+		if !ok {
+			foreign = append(foreign, name)
+			continue
+		}
+		if CanonicalName(name) != name {
 			rep.Notes = appendOnce(rep.Notes, "legacy LayerNorm gamma/beta names")
 		}
 		if prev, dup := byKey[key]; dup {
@@ -239,7 +247,7 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 		NSP:    has("cls.seq_relationship.weight"),
 	}
 	if heads.NSP && !heads.Pooler {
-		return nil, nil, fmt.Errorf("checkpoint %s: has cls.seq_relationship but no bert.pooler.dense", path)
+		return nil, nil, fmt.Errorf("checkpoint %s: has %s but no %s", path, fname("cls.seq_relationship.weight"), fname("bert.pooler.dense.weight"))
 	}
 	for _, h := range []struct {
 		on   bool
@@ -273,14 +281,19 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 				if err := read("cls.predictions.decoder.bias", p.T); err != nil {
 					return nil, nil, err
 				}
-				rep.Notes = append(rep.Notes, "MLM bias read from cls.predictions.decoder.bias")
+				rep.Notes = append(rep.Notes, "MLM bias read from "+fname("cls.predictions.decoder.bias"))
 				continue
 			}
 			if p.Name == "cls.predictions.bias" {
-				rep.Notes = append(rep.Notes, "cls.predictions.bias absent: initialised to 0")
+				rep.Notes = append(rep.Notes, fname("cls.predictions.bias")+" absent: initialised to 0")
 				continue
 			}
-			return nil, nil, fmt.Errorf("checkpoint %s: tensor %q missing (shape %s expected)", path, p.Name, tensor.ShapeString(p.T.Shape))
+			if p.Name == "bert.embeddings.position_embeddings.weight" && cfg.SinusoidalPosEmbds {
+				bert.DistilBERTSinusoids(p.T.Data, cfg.MaxPositionEmbeddings, cfg.HiddenSize)
+				rep.Notes = append(rep.Notes, fname(p.Name)+" absent: the sinusoids of sinusoidal_pos_embds")
+				continue
+			}
+			return nil, nil, fmt.Errorf("checkpoint %s: tensor %q missing (shape %s expected)", path, fname(p.Name), tensor.ShapeString(p.T.Shape))
 		}
 		if err := read(p.Name, p.T); err != nil {
 			return nil, nil, err
@@ -303,12 +316,13 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 		if used[key] {
 			continue
 		}
-		if strings.HasSuffix(key, "embeddings.position_ids") {
+		if strings.HasSuffix(key, "embeddings.position_ids") || (fam != "" && strings.HasSuffix(key, "embeddings.token_type_ids")) {
 			rep.Notes = append(rep.Notes, "stale buffer "+name+" ignored")
 			continue
 		}
 		rep.Ignored = append(rep.Ignored, name)
 	}
+	rep.Ignored = append(rep.Ignored, foreign...)
 	sort.Strings(rep.Ignored)
 	return m, rep, nil
 }
@@ -333,6 +347,26 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	case m.MLM != nil:
 		arch = "BertForMaskedLM"
 	}
+	params := m.Params()
+	if fn, ok := families[cfg.Family]; ok {
+		if m.NSP != nil {
+			return fmt.Errorf("save %s: %s has no next-sentence head", dir, cfg.Family)
+		}
+		arch = familyArchs[cfg.Family][0]
+		if m.MLM != nil {
+			arch = familyArchs[cfg.Family][1]
+		}
+		// HF saves a model with heads with the body's prefix, a bare model without it.
+		named := make([]bert.Param, len(params))
+		for i, p := range params {
+			n := FamilyName(cfg.Family, p.Name)
+			if m.MLM == nil {
+				n = strings.TrimPrefix(n, fn.prefix)
+			}
+			named[i] = bert.Param{Name: n, T: p.T}
+		}
+		params = named
+	}
 	if _, ok := cfg.Extra["architectures"]; !ok {
 		if err := cfg.SetExtra("architectures", []string{arch}); err != nil {
 			return err
@@ -345,7 +379,7 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
 		return err
 	}
-	if err := writeWeights(dir, m.Params(), opt.DType); err != nil {
+	if err := writeWeights(dir, params, opt.DType); err != nil {
 		return err
 	}
 	if tok != nil {

@@ -1,6 +1,10 @@
 package hf
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/bertlab/bertlab/core/bert"
+)
 
 // legacyLayerNorm maps the LayerNorm parameter names of checkpoints ported from the original
 // TensorFlow BERT (gamma, beta) to the names transformers uses today (weight, bias).
@@ -23,4 +27,118 @@ func CanonicalName(name string) string {
 		}
 	}
 	return name
+}
+
+// nameRule is one rewrite between a family's tensor names and BERT's: the substring file in
+// the family's checkpoints stands for bert in Model.Params' names.
+type nameRule struct{ file, bert string }
+
+// familyNames describes how a family's checkpoints name the tensors that bert.Model.Params
+// names as BERT's.
+type familyNames struct {
+	// prefix is the body's prefix in a checkpoint with heads ("distilbert.", "roberta."); it
+	// stands for "bert.".
+	prefix string
+	// roots start the body's names in a checkpoint of the bare model, saved without prefix.
+	roots []string
+	// body rewrites the names after the prefix, every rule in this order in both directions
+	// (no rule's output contains a later rule's input).
+	body []nameRule
+	// heads rewrite the start of the names outside the body; the first that matches applies.
+	heads []nameRule
+}
+
+// families holds the names of every family other than BERT.
+var families = map[bert.Family]familyNames{
+	bert.FamilyRoBERTa: {
+		prefix: "roberta.",
+		roots:  []string{"embeddings.", "encoder.", "pooler."},
+		heads: []nameRule{
+			{"lm_head.dense.", "cls.predictions.transform.dense."},
+			{"lm_head.layer_norm.", "cls.predictions.transform.LayerNorm."},
+			{"lm_head.decoder.weight", "cls.predictions.decoder.weight"},
+			{"lm_head.decoder.bias", "cls.predictions.decoder.bias"},
+			{"lm_head.bias", "cls.predictions.bias"},
+		},
+	},
+	bert.FamilyDistilBERT: {
+		prefix: "distilbert.",
+		roots:  []string{"embeddings.", "transformer."},
+		body: []nameRule{
+			{"transformer.layer.", "encoder.layer."},
+			{".attention.q_lin.", ".attention.self.query."},
+			{".attention.k_lin.", ".attention.self.key."},
+			{".attention.v_lin.", ".attention.self.value."},
+			{".attention.out_lin.", ".attention.output.dense."},
+			{".sa_layer_norm.", ".attention.output.LayerNorm."},
+			{".ffn.lin1.", ".intermediate.dense."},
+			{".ffn.lin2.", ".output.dense."},
+			{".output_layer_norm.", ".output.LayerNorm."},
+		},
+		heads: []nameRule{
+			{"vocab_transform.", "cls.predictions.transform.dense."},
+			{"vocab_layer_norm.", "cls.predictions.transform.LayerNorm."},
+			{"vocab_projector.weight", "cls.predictions.decoder.weight"},
+			{"vocab_projector.bias", "cls.predictions.bias"},
+		},
+	},
+}
+
+// familyArchs are the HF classes of a family's bare model and of its model with the MLM head.
+var familyArchs = map[bert.Family][2]string{
+	bert.FamilyRoBERTa:    {"RobertaModel", "RobertaForMaskedLM"},
+	bert.FamilyDistilBERT: {"DistilBertModel", "DistilBertForMaskedLM"},
+}
+
+// BERTName maps a tensor name of a family's checkpoint to the name bert.Model.Params gives it
+// (legacy gamma/beta renamed as CanonicalName does). ok is false for a name that is not one of
+// the family's. For BERT, a bare BertModel's "embeddings."/"encoder."/"pooler." names get the
+// "bert." prefix and every other name is kept.
+func BERTName(fam bert.Family, name string) (key string, ok bool) {
+	n := CanonicalName(name)
+	fn, isFamily := families[fam]
+	if !isFamily {
+		return bodyKey(n), true
+	}
+	for _, r := range fn.roots {
+		if strings.HasPrefix(n, r) {
+			n = fn.prefix + n
+			break
+		}
+	}
+	if rest, found := strings.CutPrefix(n, fn.prefix); found {
+		for _, r := range fn.body {
+			rest = strings.Replace(rest, r.file, r.bert, 1)
+		}
+		return "bert." + rest, true
+	}
+	for _, r := range fn.heads {
+		if rest, found := strings.CutPrefix(n, r.file); found {
+			return r.bert + rest, true
+		}
+	}
+	return "", false
+}
+
+// FamilyName is the inverse of BERTName: the name a family's checkpoint with heads gives the
+// parameter that bert.Model.Params names key ("bert.encoder.layer.0.output.dense.weight" is
+// DistilBERT's "distilbert.transformer.layer.0.ffn.lin2.weight"). A name with no counterpart in
+// the family is returned unchanged.
+func FamilyName(fam bert.Family, key string) string {
+	fn, isFamily := families[fam]
+	if !isFamily {
+		return key
+	}
+	if rest, found := strings.CutPrefix(key, "bert."); found {
+		for _, r := range fn.body {
+			rest = strings.Replace(rest, r.bert, r.file, 1)
+		}
+		return fn.prefix + rest
+	}
+	for _, r := range fn.heads {
+		if rest, found := strings.CutPrefix(key, r.bert); found {
+			return r.file + rest
+		}
+	}
+	return key
 }

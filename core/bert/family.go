@@ -1,0 +1,284 @@
+package bert
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Family is the architecture that config.json's model_type names. Every family is an
+// assembly of this package's blocks (embeddings, post-LN attention and feed-forward layers,
+// pooler, MLM head): a family differs from BERT only in what its config turns on or off
+// (token types, how position ids are counted, the MLM head's activation), never in a block
+// of its own. core/hf maps each family's parameter names to BERT's.
+type Family string
+
+// The families this package runs.
+const (
+	// FamilyBERT is BERT itself (model_type "bert"; the zero Family too).
+	FamilyBERT Family = "bert"
+	// FamilyRoBERTa is Liu et al. (2019): BERT's blocks with position ids counted from
+	// pad_token_id+1 over the non-pad tokens (pads keep pad_token_id), and an MLM head
+	// (lm_head) whose activation is always the exact GELU.
+	FamilyRoBERTa Family = "roberta"
+	// FamilyDistilBERT is Sanh et al. (2019): no token types, learned or sinusoidal
+	// positions from 0, LayerNorm eps fixed at 1e-12, no pooler; config keys of its own (dim,
+	// n_layers, ...).
+	FamilyDistilBERT Family = "distilbert"
+)
+
+// Families lists the model_type values ParseConfig accepts.
+var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT}
+
+// Name is the model_type of f: "bert" for the zero Family.
+func (f Family) Name() string {
+	if f == "" {
+		return string(FamilyBERT)
+	}
+	return string(f)
+}
+
+// Is reports whether f and g are the same family (the zero Family is BERT).
+func (f Family) Is(g Family) bool { return f.Name() == g.Name() }
+
+// FamilyOf is c's family (FamilyBERT for a config without one).
+func (c Config) FamilyOf() Family { return Family(c.Family.Name()) }
+
+// HasTokenTypes reports whether the model has token type embeddings (DistilBERT has none).
+func (c Config) HasTokenTypes() bool { return c.TypeVocabSize > 0 }
+
+// MLMAct is the hidden_act name of the MLM head's activation: RoBERTa's lm_head always applies
+// the exact GELU; BERT and DistilBERT apply the config's hidden_act (DistilBERT's activation).
+func (c Config) MLMAct() string {
+	if c.Family.Is(FamilyRoBERTa) {
+		return "gelu"
+	}
+	return c.HiddenAct
+}
+
+// MaxSequenceLength is the longest sequence the position embeddings cover: max_position_embeddings,
+// less pad_token_id+1 for RoBERTa, whose position ids start at pad_token_id+1.
+func (c Config) MaxSequenceLength() int {
+	if c.Family.Is(FamilyRoBERTa) {
+		return c.MaxPositionEmbeddings - c.PadTokenID - 1
+	}
+	return c.MaxPositionEmbeddings
+}
+
+// PositionIDs fills pos [B·S] with the position id of every token of ids [B, S]: its index s in
+// the sequence for BERT and DistilBERT; for RoBERTa (HF's create_position_ids_from_input_ids)
+// pad_token_id plus the number of non-pad tokens up to and including it, and pad_token_id for
+// a pad, whatever the attention mask says.
+func (c Config) PositionIDs(pos, ids []int, S int) {
+	if !c.Family.Is(FamilyRoBERTa) {
+		for i := range pos {
+			pos[i] = i % S
+		}
+		return
+	}
+	pad, n := c.PadTokenID, 0
+	for i, id := range ids[:len(pos)] {
+		if i%S == 0 {
+			n = 0
+		}
+		if id == pad {
+			pos[i] = pad
+			continue
+		}
+		n++
+		pos[i] = pad + n
+	}
+}
+
+// DistilBERTSinusoids fills pos [P, H] with the fixed position embeddings of DistilBERT's
+// sinusoidal_pos_embds (HF's create_sinusoidal_embeddings): row p, column j holds
+// sin (j even) or cos (j odd) of p / 10000^(2⌊j/2⌋/H), computed in float64.
+func DistilBERTSinusoids(pos []float32, P, H int) {
+	for p := range P {
+		row := pos[p*H : (p+1)*H]
+		for j := range row {
+			a := float64(p) / math.Pow(10000, float64(2*(j/2))/float64(H))
+			if j%2 == 0 {
+				row[j] = float32(math.Sin(a))
+			} else {
+				row[j] = float32(math.Cos(a))
+			}
+		}
+	}
+}
+
+// genericKeys are config.json keys of HF's PretrainedConfig that do not change an encoder's
+// forward pass; a family's config keeps them in Extra. Keys with a value that would change it
+// (is_decoder true, ...) are checked by checkGeneric.
+var genericKeys = map[string]bool{
+	"architectures": true, "model_type": true, "transformers_version": true, "torch_dtype": true,
+	"dtype": true, "_name_or_path": true, "id2label": true, "label2id": true, "num_labels": true,
+	"problem_type": true, "finetuning_task": true, "bos_token_id": true, "eos_token_id": true,
+	"sep_token_id": true, "cls_token_id": true, "classifier_dropout": true, "use_cache": true,
+	"output_past": true, "gradient_checkpointing": true, "tokenizer_class": true,
+	"task_specific_params": true, "output_hidden_states": true, "output_attentions": true,
+	"return_dict": true, "torchscript": true, "pruned_heads": true, "chunk_size_feed_forward": true,
+	"is_decoder": true, "add_cross_attention": true, "is_encoder_decoder": true,
+}
+
+// checkGeneric refuses generic keys whose value would change the forward pass.
+func checkGeneric(fam Family, key string, v json.RawMessage) error {
+	switch key {
+	case "is_decoder", "add_cross_attention", "is_encoder_decoder":
+		var b bool
+		if err := json.Unmarshal(v, &b); err != nil {
+			return fmt.Errorf("config.json: field %q: %w", key, err)
+		}
+		if b {
+			return fmt.Errorf("config.json: field %q: true is not supported for model_type %q (an encoder only)", key, fam.Name())
+		}
+	case "pruned_heads":
+		var m map[string][]int
+		if err := json.Unmarshal(v, &m); err != nil {
+			return fmt.Errorf("config.json: field %q: %w", key, err)
+		}
+		if len(m) > 0 {
+			return fmt.Errorf("config.json: field %q: pruned heads are not supported", key)
+		}
+	}
+	return nil
+}
+
+// rawConfig decodes config.json into its keys, null values left out (some exporters write
+// null for a default).
+func rawConfig(data []byte) (map[string]json.RawMessage, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	for k, v := range raw {
+		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			delete(raw, k)
+		}
+	}
+	return raw, nil
+}
+
+// sortedKeys lists m's keys in order, so that the first unknown key reported is always the same.
+func sortedKeys(m map[string]json.RawMessage) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// parseFamily reads the config.json of a family other than BERT. Every key is either one the
+// family models, a generic key (kept in Extra), or an error naming it.
+func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
+	var c Config
+	var fields map[string]any
+	switch fam {
+	case FamilyRoBERTa:
+		// RobertaConfig is BertConfig with RoBERTa's special token ids.
+		c = DefaultConfig()
+		c.VocabSize, c.PadTokenID = 50265, 1
+		fields = map[string]any{
+			"vocab_size": &c.VocabSize, "hidden_size": &c.HiddenSize, "num_hidden_layers": &c.NumHiddenLayers,
+			"num_attention_heads": &c.NumAttentionHeads, "intermediate_size": &c.IntermediateSize,
+			"hidden_act": &c.HiddenAct, "hidden_dropout_prob": &c.HiddenDropoutProb,
+			"attention_probs_dropout_prob": &c.AttentionProbsDropoutProb,
+			"max_position_embeddings":      &c.MaxPositionEmbeddings, "type_vocab_size": &c.TypeVocabSize,
+			"initializer_range": &c.InitializerRange, "layer_norm_eps": &c.LayerNormEps,
+			"pad_token_id": &c.PadTokenID, "position_embedding_type": &c.PositionEmbeddingType,
+			"tie_word_embeddings": &c.TieWordEmbeddings,
+		}
+	case FamilyDistilBERT:
+		// DistilBertConfig's defaults; LayerNorm eps is not configurable (1e-12 everywhere).
+		c = Config{VocabSize: 30522, MaxPositionEmbeddings: 512, NumHiddenLayers: 6, NumAttentionHeads: 12,
+			HiddenSize: 768, IntermediateSize: 3072, HiddenDropoutProb: 0.1, AttentionProbsDropoutProb: 0.1,
+			HiddenAct: "gelu", InitializerRange: 0.02, LayerNormEps: 1e-12, PadTokenID: 0,
+			PositionEmbeddingType: PositionAbsolute, TieWordEmbeddings: true}
+		var qa, seq float64
+		fields = map[string]any{
+			"vocab_size": &c.VocabSize, "max_position_embeddings": &c.MaxPositionEmbeddings,
+			"sinusoidal_pos_embds": &c.SinusoidalPosEmbds, "n_layers": &c.NumHiddenLayers,
+			"n_heads": &c.NumAttentionHeads, "dim": &c.HiddenSize, "hidden_dim": &c.IntermediateSize,
+			"dropout": &c.HiddenDropoutProb, "attention_dropout": &c.AttentionProbsDropoutProb,
+			"activation": &c.HiddenAct, "initializer_range": &c.InitializerRange,
+			"pad_token_id": &c.PadTokenID, "tie_word_embeddings": &c.TieWordEmbeddings,
+			// Dropouts of task heads this package does not build; kept for the round trip.
+			"qa_dropout": &qa, "seq_classif_dropout": &seq,
+		}
+	default:
+		return Config{}, fmt.Errorf("config.json: model_type %q is not supported (have %s)", fam, familyList())
+	}
+	c.Family = fam
+	c.Extra = map[string]json.RawMessage{}
+	for _, k := range sortedKeys(raw) {
+		v := raw[k]
+		if dst, ok := fields[k]; ok {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return Config{}, fmt.Errorf("config.json: field %q: %w", k, err)
+			}
+			if fam == FamilyDistilBERT && (k == "qa_dropout" || k == "seq_classif_dropout") {
+				c.Extra[k] = v
+			}
+			continue
+		}
+		if fam == FamilyDistilBERT && k == "tie_weights_" {
+			// Older DistilBertConfig's name for tying the projector to the word embeddings.
+			if err := json.Unmarshal(v, &c.TieWordEmbeddings); err != nil {
+				return Config{}, fmt.Errorf("config.json: field %q: %w", k, err)
+			}
+			c.Extra[k] = v
+			continue
+		}
+		if !genericKeys[k] {
+			return Config{}, fmt.Errorf("config.json: field %q is not supported for model_type %q", k, fam)
+		}
+		if err := checkGeneric(fam, k, v); err != nil {
+			return Config{}, err
+		}
+		c.Extra[k] = v
+	}
+	if fam == FamilyRoBERTa && c.Positions() != PositionAbsolute {
+		return Config{}, fmt.Errorf("config.json: field \"position_embedding_type\": %q is not supported for model_type \"roberta\" (only %q)", c.PositionEmbeddingType, PositionAbsolute)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// familyList names the families for messages.
+func familyList() string {
+	names := make([]string, len(Families))
+	for i, f := range Families {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+// marshalDistilBERT writes a DistilBERT config with DistilBertConfig's key names.
+func (c Config) marshalDistilBERT() ([]byte, error) {
+	m := map[string]any{
+		"model_type": "distilbert", "vocab_size": c.VocabSize, "max_position_embeddings": c.MaxPositionEmbeddings,
+		"sinusoidal_pos_embds": c.SinusoidalPosEmbds, "n_layers": c.NumHiddenLayers, "n_heads": c.NumAttentionHeads,
+		"dim": c.HiddenSize, "hidden_dim": c.IntermediateSize, "dropout": c.HiddenDropoutProb,
+		"attention_dropout": c.AttentionProbsDropoutProb, "activation": c.HiddenAct,
+		"initializer_range": c.InitializerRange, "pad_token_id": c.PadTokenID,
+		"tie_word_embeddings": c.TieWordEmbeddings,
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range c.Extra {
+		out[k] = v
+	}
+	for k, v := range m {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("config: key %q: %w", k, err)
+		}
+		out[k] = b
+	}
+	return json.MarshalIndent(out, "", "  ")
+}

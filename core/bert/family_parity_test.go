@@ -1,0 +1,141 @@
+package bert_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/hf"
+	"github.com/bertlab/bertlab/internal/approx"
+)
+
+// familyFixtures are the fixtures of scripts/familyref/familyref.py: a family's model folder
+// and the outputs of an independent float64 PyTorch implementation of transformers' classes.
+var familyFixtures = []struct {
+	dir    string
+	family bert.Family
+	mlm    bool // the checkpoint has the MLM head (…ForMaskedLM)
+	// notes are substrings the loader's report must hold.
+	notes []string
+}{
+	{"testdata/distilbert-tiny-random", bert.FamilyDistilBERT, true, []string{"decoder weight absent"}},
+	{"testdata/distilbert-tiny-sinusoidal", bert.FamilyDistilBERT, false, nil},
+	{"testdata/roberta-tiny-random", bert.FamilyRoBERTa, true, []string{"stale buffer roberta.embeddings.position_ids"}},
+}
+
+// familyBatch reads a family fixture's inputs.safetensors: the batch [B, S] and the MLM labels.
+func familyBatch(t *testing.T, dir string) (bert.Batch, []int) {
+	t.Helper()
+	f, err := hf.Open(filepath.Join(dir, "inputs.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	get := func(name string) ([]int, []int) {
+		if _, ok := f.Info(name); !ok {
+			return nil, nil
+		}
+		v, shape, err := f.Int64(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]int, len(v))
+		for i, x := range v {
+			out[i] = int(x)
+		}
+		return out, shape
+	}
+	ids, shape := get("input_ids")
+	types, _ := get("token_type_ids")
+	mask, _ := get("attention_mask")
+	labels, _ := get("labels")
+	return bert.Batch{B: shape[0], S: shape[1], InputIDs: ids, TokenTypeIDs: types, AttentionMask: mask}, labels
+}
+
+// TestFamilyMatchesFixture loads each family fixture through core/hf and compares every output,
+// hidden state, attention map and per-layer intermediate with the reference.
+func TestFamilyMatchesFixture(t *testing.T) {
+	for _, fx := range familyFixtures {
+		t.Run(filepath.Base(fx.dir), func(t *testing.T) {
+			f, err := hf.LoadFolder(fx.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := f.Model
+			if got := m.Config.FamilyOf(); got != fx.family {
+				t.Fatalf("family %q, want %q", got, fx.family)
+			}
+			if len(f.Report.Ignored) > 0 {
+				t.Errorf("tensors ignored: %v", f.Report.Ignored)
+			}
+			for _, n := range fx.notes {
+				if !slices.ContainsFunc(f.Report.Notes, func(s string) bool { return strings.Contains(s, n) }) {
+					t.Errorf("report notes %q lack %q", f.Report.Notes, n)
+				}
+			}
+			if (m.MLM != nil) != fx.mlm || m.Pooler != nil || m.NSP != nil {
+				t.Fatalf("heads %v, want mlm %v only", m.HeadNames(), fx.mlm)
+			}
+			b, labels := familyBatch(t, fx.dir)
+			out, err := m.Forward(b, bert.Options{MLM: fx.mlm, Trace: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]float32{"last_hidden_state": out.Hidden.Data}
+			for i, h := range out.Trace.HiddenStates {
+				got[fmt.Sprintf("hidden_states.%d", i)] = h.Data
+			}
+			for i, a := range out.Trace.Attentions {
+				got[fmt.Sprintf("attentions.%d", i)] = a.Data
+			}
+			for l, lt := range out.Trace.Layers {
+				p := fmt.Sprintf("layer.%d.", l)
+				got[p+"query"], got[p+"key"], got[p+"value"] = lt.Query.Data, lt.Key.Data, lt.Value.Data
+				got[p+"scores"], got[p+"context"] = lt.Scores.Data, lt.Context.Data
+				got[p+"attention_output"], got[p+"intermediate"] = lt.AttentionOutput.Data, lt.Intermediate.Data
+			}
+			if fx.mlm {
+				got["logits"] = out.MLMLogits.Data
+				got["mlm_transform"] = out.Trace.MLMTransform.Data
+				loss, _, err := bert.CrossEntropy(out.MLMLogits.Data, m.Config.VocabSize, labels)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got["loss"] = []float32{float32(loss)}
+			}
+			want := readAll(t, filepath.Join(fx.dir, "outputs.safetensors"))
+			for k, v := range readAll(t, filepath.Join(fx.dir, "intermediates.safetensors")) {
+				want[k] = v
+			}
+			var worst float64
+			for _, name := range sortedNames(want) {
+				g, ok := got[name]
+				if !ok {
+					t.Errorf("%s: not produced", name)
+					continue
+				}
+				atol, rtol := actAtol, actRtol
+				if name == "logits" || name == "loss" {
+					atol = logitAtol
+				}
+				if err := approx.Check(name, g, want[name], atol, rtol); err != nil {
+					t.Error(err)
+				}
+				worst = max(worst, approx.MaxAbsDiff(g, want[name]))
+			}
+			t.Logf("%d tensors; max |diff| %.3g", len(want), worst)
+		})
+	}
+}
+
+func sortedNames(m map[string][]float32) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

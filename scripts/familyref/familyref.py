@@ -1,0 +1,324 @@
+# An independent reference for BERT's family in core/bert: DistilBERT (DistilBertModel,
+# DistilBertForMaskedLM) and RoBERTa (RobertaForMaskedLM), written from the formulas of
+# HuggingFace transformers' modeling_distilbert.py and modeling_roberta.py (embeddings, post-LN
+# self-attention and feed-forward blocks, the masked-LM heads) in PyTorch float64, on random
+# float32 weights at awkward sizes (head size 24, 3 layers, padding in the batch). It writes one
+# HF model folder per fixture:
+#   config.json, model.safetensors     the model as transformers saves it (the family's names,
+#                                      tied decoder left out)
+#   inputs.json, inputs.safetensors    I64 input_ids, attention_mask (token_type_ids for
+#                                      RoBERTa), labels [2, 10] (-100 = not predicted)
+#   outputs.safetensors                hidden_states.0..3 (0 = embedding output), attentions.0..2
+#                                      (after softmax), last_hidden_state; with the MLM head
+#                                      logits [2, 10, V] and loss (mean cross-entropy over labels
+#                                      not -100)
+#   intermediates.safetensors          per layer layer.N.query/key/value (before the head split),
+#                                      layer.N.scores (scaled, before the mask), layer.N.context
+#                                      (heads merged), layer.N.attention_output (after the first
+#                                      LayerNorm), layer.N.intermediate (after the activation);
+#                                      mlm_transform with the MLM head
+#   SOURCE.md                          what the fixture holds
+# Fixtures:
+#   distilbert-tiny-random      DistilBertForMaskedLM, learned positions, activation gelu
+#   distilbert-tiny-sinusoidal  DistilBertModel (bare names), sinusoidal_pos_embds, activation relu
+#   roberta-tiny-random         RobertaForMaskedLM, hidden_act gelu_new (the LM head's GELU stays
+#                               exact), layer_norm_eps 1e-5, type_vocab_size 1, a stale
+#                               roberta.embeddings.position_ids buffer, a pad id at an attended
+#                               position (it keeps position padding_idx)
+#
+#   /usr/bin/python3 scripts/familyref/familyref.py core/bert/testdata
+# (Debian's python3-torch; no transformers, no safetensors package: a small writer below.)
+import json, math, os, struct, sys
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+torch.set_default_dtype(torch.float64)
+
+B, S = 2, 10
+VOCAB, HID, HEADS, INTER, LAYERS = 120, 48, 2, 64, 3  # head size 24
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: name -> numpy array (float32 or int64)."""
+    header, blobs, off = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name])
+        dt = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[a.dtype]
+        b = a.tobytes()
+        header[name] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+class Weights:
+    """Random float32 weights under HF names; get() gives them as float64 tensors."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.w = {}
+
+    def normal(self, name, shape, std, mean=0.0):
+        self.w[name] = (mean + std * self.rng.standard_normal(shape)).astype(np.float32)
+
+    def linear(self, name, out, inp):
+        self.normal(name + ".weight", (out, inp), 0.15)
+        self.normal(name + ".bias", (out,), 0.1)
+
+    def layernorm(self, name, n):
+        self.normal(name + ".weight", (n,), 0.1, 1.0)
+        self.normal(name + ".bias", (n,), 0.1)
+
+    def get(self, name):
+        return torch.tensor(self.w[name].astype(np.float64))
+
+
+# The shared blocks, once for every family: each takes the names of its parameters.
+def layer_norm(W, x, name, eps):
+    return F.layer_norm(x, (x.shape[-1],), W.get(name + ".weight"), W.get(name + ".bias"), eps)
+
+
+def linear(W, x, name):
+    return x @ W.get(name + ".weight").T + W.get(name + ".bias")
+
+
+ACTS = {
+    "gelu": lambda x: x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))),
+    "gelu_new": lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))),
+    "relu": lambda x: torch.clamp(x, min=0),
+}
+
+
+def block(W, x, mask, n, act, eps, rec, li, scale_q_first):
+    """One post-LN transformer layer. n: the names of its parts; mask [B, S] of 0/1."""
+    d = HID // HEADS
+    q, k, v = linear(W, x, n["q"]), linear(W, x, n["k"]), linear(W, x, n["v"])  # [B, S, H]
+    split = lambda t: t.view(B, S, HEADS, d).transpose(1, 2)  # [B, A, S, d]
+    qh, kh, vh = split(q), split(k), split(v)
+    if scale_q_first:  # DistilBERT divides the queries, then multiplies
+        scores = (qh / math.sqrt(d)) @ kh.transpose(2, 3)
+    else:  # BERT and RoBERTa divide the products
+        scores = (qh @ kh.transpose(2, 3)) / math.sqrt(d)
+    masked = scores.masked_fill((mask == 0).view(B, 1, 1, S), torch.finfo(torch.float32).min)
+    probs = torch.softmax(masked, dim=-1)  # [B, A, S, S]
+    ctx = (probs @ vh).transpose(1, 2).reshape(B, S, HID)
+    a = layer_norm(W, linear(W, ctx, n["o"]) + x, n["ln1"], eps)
+    inter = act(linear(W, a, n["i"]))
+    out = layer_norm(W, linear(W, inter, n["f"]) + a, n["ln2"], eps)
+    for key, t in [("query", q), ("key", k), ("value", v), ("scores", scores), ("context", ctx),
+                   ("attention_output", a), ("intermediate", inter)]:
+        rec[f"layer.{li}.{key}"] = t
+    return out, probs
+
+
+def encoder(W, e, mask, names, act, eps, scale_q_first):
+    rec, hs, atts = {}, [e], []
+    h = e
+    for li in range(LAYERS):
+        h, p = block(W, h, mask, names(li), act, eps, rec, li, scale_q_first)
+        hs.append(h)
+        atts.append(p)
+    return hs, atts, rec
+
+
+def mlm_head(W, h, dense, ln, bias, act, eps, rec):
+    t = layer_norm(W, act(linear(W, h, dense)), ln, eps)
+    rec["mlm_transform"] = t
+    return t @ W.get("word_embeddings").T + W.get(bias)  # the decoder is tied to the word embeddings
+
+
+def mlm_loss(logits, labels):
+    return F.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1), ignore_index=-100)
+
+
+def sinusoids(P, H):
+    pos = np.array([[p / np.power(10000, 2 * (j // 2) / H) for j in range(H)] for p in range(P)])
+    out = np.zeros((P, H), dtype=np.float32)
+    out[:, 0::2] = np.sin(pos[:, 0::2])
+    out[:, 1::2] = np.cos(pos[:, 1::2])
+    return out
+
+
+def distilbert(out_dir, seed, mlm, sinusoidal, activation):
+    P, PAD, MASK = 16, 0, 4
+    W = Weights(seed)
+    W.normal("word_embeddings", (VOCAB, HID), 0.5)
+    W.w["word_embeddings"][PAD] = 0
+    if sinusoidal:
+        W.w["position_embeddings"] = sinusoids(P, HID)
+    else:
+        W.normal("position_embeddings", (P, HID), 0.5)
+    W.layernorm("emb_ln", HID)
+    for li in range(LAYERS):
+        for part, (o, i) in {"q_lin": (HID, HID), "k_lin": (HID, HID), "v_lin": (HID, HID),
+                             "out_lin": (HID, HID), "lin1": (INTER, HID), "lin2": (HID, INTER)}.items():
+            W.linear(f"l{li}.{part}", o, i)
+        W.layernorm(f"l{li}.sa_ln", HID)
+        W.layernorm(f"l{li}.out_ln", HID)
+    if mlm:
+        W.linear("vocab_transform", HID, HID)
+        W.layernorm("vocab_layer_norm", HID)
+        W.normal("vocab_projector.bias", (VOCAB,), 0.1)
+
+    ids = torch.tensor([[2, 17, MASK, 55, 0, 91, MASK, 33, 118, 3],
+                        [2, 64, 8, MASK, 40, 3, PAD, PAD, PAD, PAD]])
+    mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
+    labels = torch.full((B, S), -100)
+    labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+
+    eps = 1e-12  # DistilBERT's LayerNorms are not configurable
+    act = ACTS[activation]
+    e = layer_norm(W, W.get("word_embeddings")[ids] + W.get("position_embeddings")[:S], "emb_ln", eps)
+    names = lambda li: {"q": f"l{li}.q_lin", "k": f"l{li}.k_lin", "v": f"l{li}.v_lin", "o": f"l{li}.out_lin",
+                        "ln1": f"l{li}.sa_ln", "i": f"l{li}.lin1", "f": f"l{li}.lin2", "ln2": f"l{li}.out_ln"}
+    hs, atts, rec = encoder(W, e, mask, names, act, eps, scale_q_first=True)
+    outs = {"last_hidden_state": hs[-1]}
+    if mlm:
+        logits = mlm_head(W, hs[-1], "vocab_transform", "vocab_layer_norm", "vocab_projector.bias", act, eps, rec)
+        outs["logits"], outs["loss"] = logits, mlm_loss(logits, labels).reshape(1)
+
+    # The names transformers gives them: DistilBertForMaskedLM prefixes the body, DistilBertModel not.
+    pre = "distilbert." if mlm else ""
+    hf = {pre + "embeddings.word_embeddings.weight": "word_embeddings",
+          pre + "embeddings.position_embeddings.weight": "position_embeddings",
+          pre + "embeddings.LayerNorm.weight": "emb_ln.weight", pre + "embeddings.LayerNorm.bias": "emb_ln.bias"}
+    for li in range(LAYERS):
+        lp = f"{pre}transformer.layer.{li}."
+        for ours, theirs in [("q_lin", "attention.q_lin"), ("k_lin", "attention.k_lin"), ("v_lin", "attention.v_lin"),
+                             ("out_lin", "attention.out_lin"), ("sa_ln", "sa_layer_norm"), ("lin1", "ffn.lin1"),
+                             ("lin2", "ffn.lin2"), ("out_ln", "output_layer_norm")]:
+            for s in ("weight", "bias"):
+                hf[f"{lp}{theirs}.{s}"] = f"l{li}.{ours}.{s}"
+    if mlm:
+        for s in ("weight", "bias"):
+            hf[f"vocab_transform.{s}"] = f"vocab_transform.{s}"
+            hf[f"vocab_layer_norm.{s}"] = f"vocab_layer_norm.{s}"
+        hf["vocab_projector.bias"] = "vocab_projector.bias"
+    cfg = {"architectures": ["DistilBertForMaskedLM" if mlm else "DistilBertModel"], "model_type": "distilbert",
+           "activation": activation, "attention_dropout": 0.1, "dim": HID, "dropout": 0.1, "hidden_dim": INTER,
+           "initializer_range": 0.02, "max_position_embeddings": P, "n_heads": HEADS, "n_layers": LAYERS,
+           "pad_token_id": PAD, "qa_dropout": 0.1, "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": sinusoidal,
+           "tie_weights_": True, "torch_dtype": "float32", "transformers_version": "4.38.2", "vocab_size": VOCAB}
+    desc = (f"{cfg['architectures'][0]}: vocab {VOCAB}, dim {HID}, {LAYERS} layers of {HEADS} heads (head size "
+            f"{HID // HEADS}), hidden_dim {INTER}, max positions {P}, activation {activation}, "
+            f"{'sinusoidal' if sinusoidal else 'learned'} positions; pad id {PAD}. Sequence 0 holds a pad id at an "
+            f"attended position (the attention mask is used as given); sequence 1 is padded after 6 tokens.")
+    save(out_dir, cfg, W, hf, {"input_ids": ids, "attention_mask": mask, "labels": labels}, hs, atts, outs, rec,
+         desc, {})
+
+
+def roberta(out_dir, seed):
+    P, PAD, BOS, EOS, MASK = 20, 1, 0, 2, 3
+    eps, hidden_act = 1e-5, "gelu_new"
+    W = Weights(seed)
+    W.normal("word_embeddings", (VOCAB, HID), 0.5)
+    W.w["word_embeddings"][PAD] = 0
+    W.normal("position_embeddings", (P, HID), 0.5)
+    W.w["position_embeddings"][PAD] = 0  # padding_idx, as RobertaEmbeddings initialises it
+    W.normal("token_type_embeddings", (1, HID), 0.5)
+    W.layernorm("emb_ln", HID)
+    for li in range(LAYERS):
+        for part, (o, i) in {"query": (HID, HID), "key": (HID, HID), "value": (HID, HID),
+                             "attn_out": (HID, HID), "inter": (INTER, HID), "out": (HID, INTER)}.items():
+            W.linear(f"l{li}.{part}", o, i)
+        W.layernorm(f"l{li}.attn_ln", HID)
+        W.layernorm(f"l{li}.out_ln", HID)
+    W.linear("lm_dense", HID, HID)
+    W.layernorm("lm_ln", HID)
+    W.normal("lm_bias", (VOCAB,), 0.1)
+
+    ids = torch.tensor([[BOS, 17, MASK, 55, PAD, 91, MASK, 33, 118, EOS],
+                        [BOS, 64, 8, MASK, 40, EOS, PAD, PAD, PAD, PAD]])
+    mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
+    types = torch.zeros((B, S), dtype=torch.long)
+    labels = torch.full((B, S), -100)
+    labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+
+    # Position ids from the ids (not the mask): padding_idx + the count of non-pad tokens so far;
+    # a pad id keeps padding_idx wherever it stands.
+    notpad = (ids != PAD).long()
+    pos = torch.cumsum(notpad, dim=1) * notpad + PAD
+    e = W.get("word_embeddings")[ids] + W.get("token_type_embeddings")[types]
+    e = e + W.get("position_embeddings")[pos]
+    e = layer_norm(W, e, "emb_ln", eps)
+    names = lambda li: {"q": f"l{li}.query", "k": f"l{li}.key", "v": f"l{li}.value", "o": f"l{li}.attn_out",
+                        "ln1": f"l{li}.attn_ln", "i": f"l{li}.inter", "f": f"l{li}.out", "ln2": f"l{li}.out_ln"}
+    hs, atts, rec = encoder(W, e, mask, names, ACTS[hidden_act], eps, scale_q_first=False)
+    logits = mlm_head(W, hs[-1], "lm_dense", "lm_ln", "lm_bias", ACTS["gelu"], eps, rec)  # RobertaLMHead: exact GELU
+    outs = {"last_hidden_state": hs[-1], "logits": logits, "loss": mlm_loss(logits, labels).reshape(1)}
+
+    hf = {"roberta.embeddings.word_embeddings.weight": "word_embeddings",
+          "roberta.embeddings.position_embeddings.weight": "position_embeddings",
+          "roberta.embeddings.token_type_embeddings.weight": "token_type_embeddings",
+          "roberta.embeddings.LayerNorm.weight": "emb_ln.weight", "roberta.embeddings.LayerNorm.bias": "emb_ln.bias",
+          "lm_head.bias": "lm_bias"}
+    for li in range(LAYERS):
+        lp = f"roberta.encoder.layer.{li}."
+        for ours, theirs in [("query", "attention.self.query"), ("key", "attention.self.key"),
+                             ("value", "attention.self.value"), ("attn_out", "attention.output.dense"),
+                             ("attn_ln", "attention.output.LayerNorm"), ("inter", "intermediate.dense"),
+                             ("out", "output.dense"), ("out_ln", "output.LayerNorm")]:
+            for s in ("weight", "bias"):
+                hf[f"{lp}{theirs}.{s}"] = f"l{li}.{ours}.{s}"
+    for s in ("weight", "bias"):
+        hf[f"lm_head.dense.{s}"] = f"lm_dense.{s}"
+        hf[f"lm_head.layer_norm.{s}"] = f"lm_ln.{s}"
+    cfg = {"architectures": ["RobertaForMaskedLM"], "model_type": "roberta", "attention_probs_dropout_prob": 0.1,
+           "bos_token_id": BOS, "eos_token_id": EOS, "hidden_act": hidden_act, "hidden_dropout_prob": 0.1,
+           "hidden_size": HID, "initializer_range": 0.02, "intermediate_size": INTER, "layer_norm_eps": eps,
+           "max_position_embeddings": P, "num_attention_heads": HEADS, "num_hidden_layers": LAYERS,
+           "pad_token_id": PAD, "position_embedding_type": "absolute", "type_vocab_size": 1, "use_cache": True,
+           "classifier_dropout": None, "torch_dtype": "float32", "transformers_version": "4.30.2",
+           "vocab_size": VOCAB}
+    desc = (f"RobertaForMaskedLM: vocab {VOCAB}, hidden {HID}, {LAYERS} layers of {HEADS} heads (head size "
+            f"{HID // HEADS}), intermediate {INTER}, max positions {P}, hidden_act {hidden_act} (the LM head's GELU "
+            f"is exact), layer_norm_eps {eps}, type_vocab_size 1; pad {PAD}, bos {BOS}, eos {EOS}. Position ids are "
+            f"counted from padding_idx+1 over the non-pad ids: sequence 0 holds a pad id at an attended position, "
+            f"which keeps position {PAD} (and the later tokens count on without it); sequence 1 is padded after 6 "
+            f"tokens. model.safetensors also holds the stale I64 buffer roberta.embeddings.position_ids that "
+            f"transformers before 4.31 saved.")
+    extra = {"roberta.embeddings.position_ids": np.arange(P, dtype=np.int64).reshape(1, P)}
+    save(out_dir, cfg, W, hf, {"input_ids": ids, "token_type_ids": types, "attention_mask": mask, "labels": labels},
+         hs, atts, outs, rec, desc, extra)
+
+
+def save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+    model = {name: W.w[ours] for name, ours in hf.items()}
+    model.update(extra)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), model, {"format": "pt"})
+    f32 = lambda t: t.detach().numpy().astype(np.float32)
+    write_safetensors(os.path.join(out_dir, "inputs.safetensors"),
+                      {k: v.numpy().astype(np.int64) for k, v in inputs.items()})
+    with open(os.path.join(out_dir, "inputs.json"), "w") as f:
+        json.dump({k: v.tolist() for k, v in inputs.items()}, f)
+        f.write("\n")
+    o = {f"hidden_states.{i}": f32(h) for i, h in enumerate(hs)}
+    o.update({f"attentions.{i}": f32(a) for i, a in enumerate(atts)})
+    o.update({k: f32(v) for k, v in outs.items()})
+    write_safetensors(os.path.join(out_dir, "outputs.safetensors"), o)
+    write_safetensors(os.path.join(out_dir, "intermediates.safetensors"), {k: f32(v) for k, v in rec.items()})
+    loss = f" MLM loss {outs['loss'].item()!r}." if "loss" in outs else ""
+    with open(os.path.join(out_dir, "SOURCE.md"), "w") as f:
+        f.write(f"Made by `/usr/bin/python3 scripts/familyref/familyref.py core/bert/testdata` (PyTorch float64 from "
+                f"transformers' formulas, stored as float32; see the script's header for every file).\n\n"
+                f"{desc}{loss}\n")
+
+
+if __name__ == "__main__":
+    root = sys.argv[1]
+    distilbert(os.path.join(root, "distilbert-tiny-random"), 11, mlm=True, sinusoidal=False, activation="gelu")
+    distilbert(os.path.join(root, "distilbert-tiny-sinusoidal"), 12, mlm=False, sinusoidal=True, activation="relu")
+    roberta(os.path.join(root, "roberta-tiny-random"), 13)
