@@ -1,0 +1,210 @@
+package bert
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseFamilyConfig(t *testing.T) {
+	const distil = `"model_type":"distilbert","dim":48,"n_heads":2,"n_layers":3,"hidden_dim":64,"vocab_size":120,"max_position_embeddings":16`
+	const roberta = `"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":64,"vocab_size":120,"max_position_embeddings":20,"type_vocab_size":1`
+	tests := []struct {
+		name, json string
+		check      func(Config) bool
+		wantErr    string
+	}{
+		{"distilbert keys", `{` + distil + `,"activation":"relu","sinusoidal_pos_embds":true}`, func(c Config) bool {
+			return c.FamilyOf() == FamilyDistilBERT && c.HiddenSize == 48 && c.NumAttentionHeads == 2 && c.NumHiddenLayers == 3 &&
+				c.IntermediateSize == 64 && c.HiddenAct == "relu" && c.SinusoidalPosEmbds && !c.HasTokenTypes() && c.LayerNormEps == 1e-12
+		}, ""},
+		{"distilbert defaults", `{"model_type":"distilbert"}`, func(c Config) bool {
+			return c.HiddenSize == 768 && c.NumHiddenLayers == 6 && c.IntermediateSize == 3072 && c.PadTokenID == 0 && c.TieWordEmbeddings
+		}, ""},
+		{"distilbert generic keys kept", `{` + distil + `,"architectures":["DistilBertForMaskedLM"],"qa_dropout":0.1,"tie_weights_":true,"transformers_version":"4.38.2"}`,
+			func(c Config) bool { return string(c.Extra["qa_dropout"]) == "0.1" && c.Extra["architectures"] != nil }, ""},
+		{"distilbert untied", `{` + distil + `,"tie_weights_":false}`, func(c Config) bool { return !c.TieWordEmbeddings }, ""},
+		{"distilbert bert key", `{` + distil + `,"hidden_size":48}`, nil, `field "hidden_size" is not supported for model_type "distilbert"`},
+		{"distilbert unknown key", `{` + distil + `,"rotary":true}`, nil, `field "rotary"`},
+		{"distilbert wrong type", `{` + distil + `,"n_layers":"three"}`, nil, `field "n_layers"`},
+		{"distilbert heads do not divide", `{"model_type":"distilbert","dim":50,"n_heads":3}`, nil, "not a multiple"},
+		{"roberta keys", `{` + roberta + `,"layer_norm_eps":1e-5,"bos_token_id":0,"eos_token_id":2}`, func(c Config) bool {
+			return c.FamilyOf() == FamilyRoBERTa && c.PadTokenID == 1 && c.LayerNormEps == 1e-5 && c.TypeVocabSize == 1 &&
+				c.MaxSequenceLength() == 18 && c.MLMAct() == "gelu"
+		}, ""},
+		{"roberta null kept out", `{` + roberta + `,"classifier_dropout":null}`, func(c Config) bool { return c.Extra["classifier_dropout"] == nil }, ""},
+		{"roberta lm head gelu", `{` + roberta + `,"hidden_act":"gelu_new"}`, func(c Config) bool { return c.HiddenAct == "gelu_new" && c.MLMAct() == "gelu" }, ""},
+		{"roberta unknown key", `{` + roberta + `,"embedding_size":16}`, nil, `field "embedding_size" is not supported for model_type "roberta"`},
+		{"roberta decoder", `{` + roberta + `,"is_decoder":true}`, nil, `field "is_decoder"`},
+		{"roberta cross attention", `{` + roberta + `,"add_cross_attention":true}`, nil, `field "add_cross_attention"`},
+		{"roberta pruned", `{` + roberta + `,"pruned_heads":{"0":[1]}}`, nil, `field "pruned_heads"`},
+		{"roberta not pruned", `{` + roberta + `,"pruned_heads":{},"is_decoder":false}`, func(Config) bool { return true }, ""},
+		{"roberta relative", `{` + roberta + `,"position_embedding_type":"relative_key"}`, nil, `"position_embedding_type"`},
+		{"roberta no room", `{` + roberta + `,"max_position_embeddings":2}`, nil, "leaves no position"},
+		{"albert", `{"model_type":"albert"}`, nil, `model_type "albert" is not supported (have bert, roberta, distilbert)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.json))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Errorf("unexpected config %+v", c)
+			}
+		})
+	}
+}
+
+func TestFamilyConfigRoundTrip(t *testing.T) {
+	for _, in := range []string{
+		`{"model_type":"distilbert","dim":48,"n_heads":2,"n_layers":3,"hidden_dim":64,"vocab_size":120,"activation":"relu","sinusoidal_pos_embds":true,"qa_dropout":0.1}`,
+		`{"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"vocab_size":120,"layer_norm_eps":1e-5,"bos_token_id":0}`,
+	} {
+		c, err := ParseConfig([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := ParseConfig(out)
+		if err != nil {
+			t.Fatalf("re-parse of %s: %v", out, err)
+		}
+		c.Extra, c2.Extra = nil, nil
+		if c.FamilyOf() != c2.FamilyOf() || c.HiddenSize != c2.HiddenSize || c.HiddenAct != c2.HiddenAct ||
+			c.SinusoidalPosEmbds != c2.SinusoidalPosEmbds || c.LayerNormEps != c2.LayerNormEps || c.PadTokenID != c2.PadTokenID {
+			t.Errorf("round trip of %s changed the config:\n%+v\n%+v", in, c, c2)
+		}
+	}
+}
+
+func TestPositionIDs(t *testing.T) {
+	roberta := Config{Family: FamilyRoBERTa, PadTokenID: 1}
+	tests := []struct {
+		name string
+		c    Config
+		ids  []int // [2, 5]
+		want []int
+	}{
+		{"bert", DefaultConfig(), []int{101, 7, 0, 102, 0, 101, 8, 102, 0, 0}, []int{0, 1, 2, 3, 4, 0, 1, 2, 3, 4}},
+		{"distilbert", Config{Family: FamilyDistilBERT}, []int{101, 7, 0, 102, 0, 101, 8, 102, 0, 0}, []int{0, 1, 2, 3, 4, 0, 1, 2, 3, 4}},
+		// Pads keep padding_idx, wherever they stand; the tokens after one count on without it.
+		{"roberta", roberta, []int{0, 7, 1, 9, 2, 0, 8, 2, 1, 1}, []int{2, 3, 1, 4, 5, 2, 3, 4, 1, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make([]int, len(tc.ids))
+			tc.c.PositionIDs(got, tc.ids, 5)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("PositionIDs = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDistilBERTSinusoids checks values of HF's create_sinusoidal_embeddings worked by hand.
+func TestDistilBERTSinusoids(t *testing.T) {
+	const P, H = 3, 4
+	pos := make([]float32, P*H)
+	DistilBERTSinusoids(pos, P, H)
+	want := []float64{
+		0, 1, 0, 1,
+		math.Sin(1), math.Cos(1), math.Sin(0.01), math.Cos(0.01),
+		math.Sin(2), math.Cos(2), math.Sin(0.02), math.Cos(0.02),
+	}
+	for i, w := range want {
+		if math.Abs(float64(pos[i])-w) > 1e-7 {
+			t.Errorf("pos[%d][%d] = %g, want %g", i/H, i%H, pos[i], w)
+		}
+	}
+}
+
+func TestFamilyBatchValidate(t *testing.T) {
+	distil, err := ParseConfig([]byte(`{"model_type":"distilbert","dim":8,"n_heads":2,"n_layers":1,"hidden_dim":16,"vocab_size":20,"max_position_embeddings":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roberta, err := ParseConfig([]byte(`{"model_type":"roberta","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":1,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":6,"type_vocab_size":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		c       Config
+		b       Batch
+		wantErr string
+	}{
+		{"distilbert zero types", distil, Batch{B: 1, S: 2, InputIDs: []int{3, 4}, TokenTypeIDs: []int{0, 0}}, ""},
+		{"distilbert a type", distil, Batch{B: 1, S: 2, InputIDs: []int{3, 4}, TokenTypeIDs: []int{0, 1}}, "has no token types"},
+		{"distilbert too long", distil, Batch{B: 1, S: 5, InputIDs: []int{3, 4, 5, 6, 7}}, "max_position_embeddings 4"},
+		{"roberta fits", roberta, Batch{B: 1, S: 4, InputIDs: []int{0, 4, 5, 2}}, ""},
+		{"roberta too long", roberta, Batch{B: 1, S: 5, InputIDs: []int{0, 4, 5, 6, 2}}, "exceeds 4 (max_position_embeddings 6 less pad_token_id+1"},
+		{"roberta type 1", roberta, Batch{B: 1, S: 2, InputIDs: []int{0, 2}, TokenTypeIDs: []int{0, 1}}, "type_vocab_size 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.b.Validate(tc.c)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one mentioning %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestFamilyNewRandom checks what NewRandom gives each family: no token types for DistilBERT and
+// its sinusoids when the config asks, RoBERTa's padding row of the positions at 0, and a forward
+// pass that runs.
+func TestFamilyNewRandom(t *testing.T) {
+	distil, _ := ParseConfig([]byte(`{"model_type":"distilbert","dim":8,"n_heads":2,"n_layers":1,"hidden_dim":16,"vocab_size":20,"max_position_embeddings":6,"sinusoidal_pos_embds":true}`))
+	roberta, _ := ParseConfig([]byte(`{"model_type":"roberta","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":1,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"type_vocab_size":1}`))
+	for _, c := range []Config{distil, roberta} {
+		t.Run(c.Family.Name(), func(t *testing.T) {
+			m, err := NewRandom(c, Heads{MLM: true}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (m.TypeEmb != nil) != c.HasTokenTypes() {
+				t.Errorf("type embeddings %v with type_vocab_size %d", m.TypeEmb != nil, c.TypeVocabSize)
+			}
+			if n := m.NumParams(); n != c.ParamCount(Heads{MLM: true}) {
+				t.Errorf("NumParams %d, ParamCount %d", n, c.ParamCount(Heads{MLM: true}))
+			}
+			switch c.FamilyOf() {
+			case FamilyDistilBERT:
+				want := make([]float32, c.MaxPositionEmbeddings*c.HiddenSize)
+				DistilBERTSinusoids(want, c.MaxPositionEmbeddings, c.HiddenSize)
+				if !slices.Equal(m.PosEmb.Data, want) {
+					t.Error("position embeddings are not the sinusoids")
+				}
+			case FamilyRoBERTa:
+				if slices.ContainsFunc(m.PosEmb.Row(c.PadTokenID), func(v float32) bool { return v != 0 }) {
+					t.Error("the padding row of the position embeddings is not 0")
+				}
+			}
+			out, err := m.Forward(Batch{B: 1, S: 3, InputIDs: []int{0, 5, 2}}, Options{MLM: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.MLMLogits.Data) != 3*c.VocabSize {
+				t.Errorf("logits %v", out.MLMLogits.Shape)
+			}
+		})
+	}
+}
