@@ -21,6 +21,7 @@ type ref struct {
 	c                 Config
 	p                 map[string][]float64 // parameters by HF name; a tied decoder shares the word embeddings' slice
 	padRow            []float64            // the lookup's frozen copy of the padding row
+	posPadRow         []float64            // RoBERTa's frozen padding row of the position embeddings
 	pooler, mlm, nsp  bool
 	hiddenP, attnP    float64   // dropout probabilities of the masks in use
 	embKeep           []uint8   // dropout masks, from a training pass; nil: none
@@ -44,6 +45,9 @@ func newRef(m *Model) *ref {
 	}
 	H := m.Config.HiddenSize
 	r.padRow = append([]float64(nil), word[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
+	if pos := r.p["bert.embeddings.position_embeddings.weight"]; m.Config.Family.Is(FamilyRoBERTa) {
+		r.posPadRow = append([]float64(nil), pos[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
+	}
 	return r
 }
 
@@ -72,9 +76,21 @@ func drop64(x []float64, keep []uint8, p float64) {
 	}
 }
 
-func (r *ref) act(x []float64) {
+func (r *ref) act(x []float64) { actNamed(r.c.HiddenAct, x) }
+
+// mlmAct is the MLM head's activation: RoBERTa's lm_head applies the exact GELU whatever the
+// config's hidden_act.
+func (r *ref) mlmAct(x []float64) {
+	if r.c.Family.Is(FamilyRoBERTa) {
+		actNamed("gelu", x)
+		return
+	}
+	r.act(x)
+}
+
+func actNamed(name string, x []float64) {
 	for i, u := range x {
-		switch r.c.HiddenAct {
+		switch name {
 		case "gelu":
 			x[i] = 0.5 * u * (1 + math.Erf(u/math.Sqrt2))
 		case "gelu_new":
@@ -86,7 +102,7 @@ func (r *ref) act(x []float64) {
 		case "silu":
 			x[i] = u / (1 + math.Exp(-u))
 		default:
-			panic("ref: activation " + r.c.HiddenAct)
+			panic("ref: activation " + name)
 		}
 	}
 }
@@ -166,16 +182,37 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 	n := B * S
 	word, pos, typ := r.p["bert.embeddings.word_embeddings.weight"], r.p["bert.embeddings.position_embeddings.weight"], r.p["bert.embeddings.token_type_embeddings.weight"]
 	x := make([]float64, n*H)
+	count := 0 // RoBERTa: the non-pad ids of the sequence so far
 	for i := 0; i < n; i++ {
-		id, t := b.InputIDs[i], b.TokenTypeIDs[i]
+		id, t := b.InputIDs[i], 0
+		if b.TokenTypeIDs != nil {
+			t = b.TokenTypeIDs[i]
+		}
 		w := word[id*H : (id+1)*H]
 		if id == c.PadTokenID {
 			w = r.padRow
 		}
+		// The position's row: BERT's and DistilBERT's i mod S; RoBERTa's pad_token_id plus the
+		// count of non-pad ids so far, pad_token_id (a frozen row) for a pad id.
+		pr := pos[(i%S)*H : (i%S+1)*H]
+		if c.Family.Is(FamilyRoBERTa) {
+			if i%S == 0 {
+				count = 0
+			}
+			if id == c.PadTokenID {
+				pr = r.posPadRow
+			} else {
+				count++
+				pr = pos[(c.PadTokenID+count)*H : (c.PadTokenID+count+1)*H]
+			}
+		}
 		for j := 0; j < H; j++ {
-			x[i*H+j] = w[j] + typ[t*H+j]
+			x[i*H+j] = w[j]
+			if typ != nil {
+				x[i*H+j] += typ[t*H+j]
+			}
 			if !c.Relative() {
-				x[i*H+j] += pos[(i%S)*H+j]
+				x[i*H+j] += pr[j]
 			}
 		}
 	}
@@ -274,7 +311,7 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 	}
 	if mlmLabels != nil {
 		t := linear64(h, r.p["cls.predictions.transform.dense.weight"], r.p["cls.predictions.transform.dense.bias"], n, H, H)
-		r.act(t)
+		r.mlmAct(t)
 		t = r.layerNorm(t, "cls.predictions.transform.LayerNorm")
 		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, H, c.VocabSize)
 		out.loss += crossEntropy64(logits, c.VocabSize, mlmLabels)
@@ -325,6 +362,34 @@ func gradCheckModelPos(t *testing.T, act string, tied bool, heads Heads, positio
 	return m
 }
 
+// gradCheckFamilyModel is the model of gradCheckModel made a member of family fam: the same
+// weights, DistilBERT without token types, RoBERTa with one token type, pad_token_id 1 and
+// position ids counted from 2.
+func gradCheckFamilyModel(t *testing.T, base *Model, fam Family) *Model {
+	t.Helper()
+	c := base.Config
+	c.Family = fam
+	switch fam {
+	case FamilyDistilBERT:
+		c.TypeVocabSize = 0
+	case FamilyRoBERTa:
+		c.TypeVocabSize, c.PadTokenID = 1, 1
+	}
+	heads := Heads{Pooler: base.Pooler != nil, MLM: base.MLM != nil, NSP: base.NSP != nil}
+	m, err := NewModel(c, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := map[string]*Param{}
+	for _, p := range base.Params() {
+		src[p.Name] = &p
+	}
+	for _, p := range m.Params() {
+		copy(p.T.Data, src[p.Name].T.Data)
+	}
+	return m
+}
+
 // gradCheckBatch has a [PAD] id at an attended position (sequence 0) and padding with an MLM
 // label on a padded position (sequence 1).
 func gradCheckBatch() (Batch, []int, []int) {
@@ -349,6 +414,10 @@ func fdCoords(name string, shape []int, b Batch, pad int, rng *rand.Rand) []int 
 		H := shape[1]
 		cs = append(cs, pad*H+rng.IntN(H), b.InputIDs[1]*H+rng.IntN(H), b.InputIDs[6]*H+rng.IntN(H))
 	}
+	if name == "bert.embeddings.position_embeddings.weight" && pad < shape[0] {
+		H := shape[1]
+		cs = append(cs, pad*H+rng.IntN(H), (pad+2)*H+rng.IntN(H))
+	}
 	if strings.HasSuffix(name, "distance_embedding.weight") {
 		// Rows of offsets the batch uses (P−S to P+S−2), the extremes included, and one it
 		// does not use.
@@ -371,6 +440,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		dHidden  bool
 		dPooled  bool
 		pos      string // position_embedding_type; "": absolute
+		family   Family // "": BERT
 	}{
 		{name: "pre-training gelu", act: "gelu", tied: true, heads: AllHeads, mlm: true, nsp: true},
 		{name: "pre-training gelu dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true},
@@ -385,6 +455,10 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		{name: "pre-training relative_key dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true, pos: PositionRelativeKey},
 		{name: "pre-training relative_key_query dropout", act: "gelu_new", heads: AllHeads, dropout: true, mlm: true, nsp: true, pos: PositionRelativeKeyQuery},
 		{name: "encoder d hidden relative_key_query", act: "gelu", heads: Heads{Pooler: true}, dHidden: true, dPooled: true, pos: PositionRelativeKeyQuery},
+		{name: "distilbert MLM dropout", act: "gelu", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyDistilBERT},
+		{name: "distilbert encoder d hidden", act: "relu", heads: Heads{}, dHidden: true, family: FamilyDistilBERT},
+		{name: "roberta MLM gelu_new dropout", act: "gelu_new", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyRoBERTa},
+		{name: "roberta encoder d pooled untied", act: "gelu", heads: Heads{Pooler: true, MLM: true}, dHidden: true, dPooled: true, family: FamilyRoBERTa},
 	}
 	for ti, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -394,6 +468,10 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			}
 			m := gradCheckModelPos(t, tc.act, tc.tied, tc.heads, pos)
 			b, mlm, nsp := gradCheckBatch()
+			if tc.family != "" {
+				m = gradCheckFamilyModel(t, m, tc.family)
+				b.TokenTypeIDs = nil
+			}
 			if !tc.mlm {
 				mlm = nil
 			}
