@@ -14,7 +14,7 @@ const MaskValue = -math.MaxFloat32
 type Batch struct {
 	B, S          int
 	InputIDs      []int
-	TokenTypeIDs  []int // nil: all 0
+	TokenTypeIDs  []int // nil: all 0; ignored by a model without token types (DistilBERT)
 	AttentionMask []int // nil: all 1; 1 = attend, 0 = padding
 }
 
@@ -95,15 +95,14 @@ func (b Batch) Validate(c Config) error {
 			return fmt.Errorf("batch: input_ids[%d][%d] = %d outside the vocabulary of %d", i/b.S, i%b.S, id, c.VocabSize)
 		}
 	}
-	if b.TokenTypeIDs != nil {
+	// A model without token types (DistilBERT) ignores them, as HF's DistilBERT does by never
+	// receiving any: its tokenizer makes none, where ours makes them for every model.
+	if b.TokenTypeIDs != nil && c.HasTokenTypes() {
 		if len(b.TokenTypeIDs) != n {
 			return fmt.Errorf("batch: token_type_ids has %d entries, need %d", len(b.TokenTypeIDs), n)
 		}
 		for i, t := range b.TokenTypeIDs {
-			if !c.HasTokenTypes() && t != 0 {
-				return fmt.Errorf("batch: token_type_ids[%d][%d] = %d, but %s has no token types", i/b.S, i%b.S, t, c.Family.Name())
-			}
-			if c.HasTokenTypes() && (t < 0 || t >= c.TypeVocabSize) {
+			if t < 0 || t >= c.TypeVocabSize {
 				return fmt.Errorf("batch: token_type_ids[%d][%d] = %d outside type_vocab_size %d", i/b.S, i%b.S, t, c.TypeVocabSize)
 			}
 		}

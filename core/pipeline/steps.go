@@ -154,6 +154,19 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		Vectors: []Vector{{Name: "word", Values: word}, {Name: "position", Values: pos}, {Name: "type", Values: typ}, {Name: "sum", Values: sum}}}
 	scoreFormula := fmt.Sprintf("score[j] = q · k_j / √%d = q · k_j / %.3g", D, sqrtD)
 	scoreWhat := fmt.Sprintf("Each head compares the query of “%s” with the key of every token: a large dot product means a good match. Dividing by √d keeps the scores in a range where softmax still spreads.", t)
+	switch {
+	case !c.HasTokenTypes():
+		// DistilBERT: no segment row.
+		embed.Formula = fmt.Sprintf("e = word[%q] + position[%d]", t, token)
+		embed.What = "The token's vector starts as the sum of two rows: one for the word piece and one for its position. This model has no segment (token type) embeddings."
+		embed.Vectors = []Vector{{Name: "word", Values: word}, {Name: "position", Values: pos}, {Name: "sum", Values: sum}}
+	case c.FamilyOf() == bert.FamilyRoBERTa:
+		// RoBERTa counts positions from pad_token_id+1 over the non-pad tokens.
+		ids := make([]int, len(enc.IDs))
+		c.PositionIDs(ids, enc.IDs, len(enc.IDs))
+		embed.Formula = fmt.Sprintf("e = word[%q] + position[%d] + type[%d]", t, ids[token], enc.TypeIDs[token])
+		embed.What = fmt.Sprintf("The token's vector starts as the sum of three learned rows: one for the word piece, one for its position, one for its segment. RoBERTa numbers positions from %d (the padding id plus one), so token %d uses row %d.", c.PadTokenID+1, token, ids[token])
+	}
 	if c.Relative() {
 		// Relative positions: no position row in the sum; the distance enters every score.
 		embed.Formula = fmt.Sprintf("e = word[%q] + type[%d]", t, enc.TypeIDs[token])

@@ -60,9 +60,23 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 	}
 	add("last_hidden_state", o.Hidden)
 	add("pooler_output", o.Pooled)
-	add("prediction_logits", o.MLMLogits)
-	add("seq_relationship_logits", o.NSPLogits)
-	if in.Labels != nil && in.NextSentenceLabel != nil && o.MLMLogits != nil && o.NSPLogits != nil {
+	family := !m.Config.FamilyOf().Is(bert.FamilyBERT)
+	if family {
+		// The other families' …ForMaskedLM return MaskedLMOutput: logits, and the loss of the labels.
+		add("logits", o.MLMLogits)
+		if in.Labels != nil && o.MLMLogits != nil {
+			loss, _, err := bert.CrossEntropy(o.MLMLogits.Data, m.Config.VocabSize, flatten(in.Labels))
+			if err != nil {
+				return fmt.Errorf("%s: %w", inputs, err)
+			}
+			add("loss", &tensor.Tensor{Shape: []int{1}, Data: []float32{float32(loss)}})
+			fmt.Fprintf(stdout, "loss %.6f (masked LM)\n", loss)
+		}
+	} else {
+		add("prediction_logits", o.MLMLogits)
+		add("seq_relationship_logits", o.NSPLogits)
+	}
+	if !family && in.Labels != nil && in.NextSentenceLabel != nil && o.MLMLogits != nil && o.NSPLogits != nil {
 		l, err := bert.PreTrainingLoss(o, flatten(in.Labels), in.NextSentenceLabel)
 		if err != nil {
 			return fmt.Errorf("%s: %w", inputs, err)
@@ -107,9 +121,11 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 }
 
 // writeGrads writes d loss / d parameter of BertForPreTraining's loss on the batch (eval mode,
-// no dropout) under the parameters' names. A tied MLM decoder gets its own entry,
-// cls.predictions.decoder.weight, holding the total gradient of the shared tensor (the same
-// as the word embeddings'), as autograd reports it for a state dict that lists both names.
+// no dropout) under the parameters' names (the family's names for RoBERTa and DistilBERT, whose
+// loss is the masked LM's). A tied MLM decoder gets its own entry, cls.predictions.decoder.weight
+// (lm_head.decoder.weight, vocab_projector.weight), holding the total gradient of the shared
+// tensor (the same as the word embeddings'), as autograd reports it for a state dict that lists
+// both names.
 func writeGrads(path string, m *bert.Model, batch bert.Batch, in *Inputs) (int, error) {
 	if in.Labels == nil && in.NextSentenceLabel == nil {
 		return 0, fmt.Errorf("the inputs have no labels nor next_sentence_label: there is no loss to differentiate")
@@ -122,8 +138,9 @@ func writeGrads(path string, m *bert.Model, batch bert.Batch, in *Inputs) (int, 
 	var ts []hf.Tensor
 	var wordEmb hf.Tensor
 	lastMLM := -1
+	fam := m.Config.Family
 	for _, p := range g.Params() {
-		t := hf.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data}
+		t := hf.Tensor{Name: hf.FamilyName(fam, p.Name), Shape: p.T.Shape, Data: p.T.Data}
 		if p.Name == "bert.embeddings.word_embeddings.weight" {
 			wordEmb = t
 		}
@@ -134,7 +151,7 @@ func writeGrads(path string, m *bert.Model, batch bert.Batch, in *Inputs) (int, 
 	}
 	if tied && lastMLM >= 0 && wordEmb.Data != nil {
 		dec := wordEmb
-		dec.Name = "cls.predictions.decoder.weight"
+		dec.Name = hf.FamilyName(fam, "cls.predictions.decoder.weight")
 		ts = append(ts[:lastMLM+1], append([]hf.Tensor{dec}, ts[lastMLM+1:]...)...)
 	}
 	return len(ts), hf.Write(path, ts, hf.WriteOptions{})

@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bertlab/bertlab/core/bert"
+)
+
+// familyModel is a random model of the family given, with the fixture's vocabulary size, so that
+// the fixture's WordPiece tokenizer can feed it (the pipelines see ids only).
+func familyModel(t *testing.T, family string) *bert.Model {
+	t.Helper()
+	cfgs := map[string]string{
+		"distilbert": `{"model_type":"distilbert","dim":32,"n_heads":2,"n_layers":2,"hidden_dim":48,"vocab_size":2000,"max_position_embeddings":32}`,
+		"roberta":    `{"model_type":"roberta","hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":34,"type_vocab_size":1,"hidden_act":"gelu_new"}`,
+	}
+	c, err := bert.ParseConfig([]byte(cfgs[family]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.InitializerRange = 0.2
+	m, err := bert.NewRandom(c, bert.Heads{MLM: true}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestFamilyPipelines runs fill-mask, attention and the layer steps on DistilBERT and RoBERTa
+// models: a sentence pair works on DistilBERT (no token types: the tokenizer's segments are
+// ignored), and the embedding step shows each family's sum with the position row it used.
+func TestFamilyPipelines(t *testing.T) {
+	tok := loadFixture(t).Tokenizer
+	pair := "on the mat"
+	for _, family := range []string{"distilbert", "roberta"} {
+		t.Run(family, func(t *testing.T) {
+			m := familyModel(t, family)
+			var p *string
+			if family == "distilbert" {
+				p = &pair
+			}
+			fm, err := FillMask(m, tok, "the cat [MASK] here", p, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fm.Masks) != 1 || len(fm.Masks[0].Predictions) != 3 {
+				t.Fatalf("fill-mask %+v", fm)
+			}
+			if _, err := Attention(m, tok, "the cat sat", p, 1); err != nil {
+				t.Fatal(err)
+			}
+			const token = 2
+			r, err := Steps(m, tok, "the cat sat", p, 1, token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			embed := r.Steps[0]
+			vec := map[string][]float32{}
+			for _, v := range embed.Vectors {
+				vec[v.Name] = v.Values
+			}
+			want := fmt.Sprintf("position[%d]", token)
+			if family == "roberta" {
+				want = fmt.Sprintf("position[%d]", m.Config.PadTokenID+1+token)
+			}
+			if !strings.Contains(embed.Formula, want) {
+				t.Errorf("embedding formula %q, want %s", embed.Formula, want)
+			}
+			if _, ok := vec["type"]; ok == (family == "distilbert") {
+				t.Errorf("embedding vectors %v: a type row for %s", embed.Vectors, family)
+			}
+			sum := make([]float32, len(vec["word"]))
+			for i := range sum {
+				sum[i] = vec["word"][i] + vec["position"][i]
+				if ty := vec["type"]; ty != nil {
+					sum[i] = vec["word"][i] + ty[i] + vec["position"][i]
+				}
+			}
+			near(t, "embedding sum", vec["sum"], sum, 1e-6)
+		})
+	}
+}
