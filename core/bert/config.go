@@ -38,6 +38,12 @@ type Config struct {
 	// SinusoidalPosEmbds is DistilBERT's sinusoidal_pos_embds: the position embeddings are the
 	// fixed sinusoids of DistilBERTSinusoids (checkpoints store them all the same).
 	SinusoidalPosEmbds bool `json:"-"`
+	// EmbeddingSize is ALBERT's embedding_size E: the embeddings are [·, E] and a linear map
+	// (embedding_hidden_mapping_in) takes them to the hidden size; 0 means HiddenSize.
+	EmbeddingSize int `json:"-"`
+	// NumHiddenGroups is ALBERT's num_hidden_groups: the distinct layers that the
+	// num_hidden_layers blocks share (Config.LayerIndex); 0 means one per block.
+	NumHiddenGroups int `json:"-"`
 
 	// Extra holds every other key of config.json, written back as it was read.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -166,6 +172,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: sizes out of range (vocab %d, hidden %d, intermediate %d, layers %d, positions %d, types %d, heads %d)",
 			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers, c.MaxPositionEmbeddings, c.TypeVocabSize, c.NumAttentionHeads)
 	}
+	if c.EmbeddingSize < 0 || c.EmbeddingSize > 1<<16 {
+		return fmt.Errorf("config: embedding_size %d outside [0, 65536]", c.EmbeddingSize)
+	}
+	if c.NumHiddenGroups < 0 || c.NumHiddenGroups > c.NumHiddenLayers {
+		return fmt.Errorf("config: num_hidden_groups %d outside [1, num_hidden_layers %d]", c.NumHiddenGroups, c.NumHiddenLayers)
+	}
 	if c.HiddenSize%c.NumAttentionHeads != 0 {
 		return fmt.Errorf("config: hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
 	}
@@ -246,6 +258,9 @@ func ParseConfig(data []byte) (Config, error) {
 func (c Config) MarshalJSON() ([]byte, error) {
 	if c.Family.Is(FamilyDistilBERT) {
 		return c.marshalDistilBERT()
+	}
+	if c.Family.Is(FamilyALBERT) {
+		return c.marshalALBERT()
 	}
 	type plain Config
 	base, err := json.Marshal(plain(c))

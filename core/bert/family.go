@@ -28,10 +28,15 @@ const (
 	// positions from 0, LayerNorm eps fixed at 1e-12, no pooler; config keys of its own (dim,
 	// n_layers, ...).
 	FamilyDistilBERT Family = "distilbert"
+	// FamilyALBERT is Lan et al. (2019): embeddings of their own size E (embedding_size) mapped to
+	// the hidden size by a linear layer, num_hidden_layers blocks sharing num_hidden_groups
+	// layers, the MLM head back down to E before the tied decoder, and sentence-order
+	// prediction (SOP) on the pooled output where BERT has NSP.
+	FamilyALBERT Family = "albert"
 )
 
 // Families lists the model_type values ParseConfig accepts.
-var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT}
+var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT, FamilyALBERT}
 
 // Name is the model_type of f: "bert" for the zero Family.
 func (f Family) Name() string {
@@ -46,6 +51,39 @@ func (f Family) Is(g Family) bool { return f.Name() == g.Name() }
 
 // FamilyOf is c's family (FamilyBERT for a config without one).
 func (c Config) FamilyOf() Family { return Family(c.Family.Name()) }
+
+// EmbDim is the width E of the embeddings: embedding_size for ALBERT, else the hidden size.
+func (c Config) EmbDim() int {
+	if c.EmbeddingSize > 0 {
+		return c.EmbeddingSize
+	}
+	return c.HiddenSize
+}
+
+// HasEmbProj reports whether a linear map takes the embeddings to the hidden size (ALBERT's
+// embedding_hidden_mapping_in, there even when E equals the hidden size).
+func (c Config) HasEmbProj() bool { return c.Family.Is(FamilyALBERT) || c.EmbDim() != c.HiddenSize }
+
+// NumLayers is the number of distinct layers: num_hidden_groups for ALBERT, else one per block.
+func (c Config) NumLayers() int {
+	if c.NumHiddenGroups > 0 {
+		return c.NumHiddenGroups
+	}
+	return c.NumHiddenLayers
+}
+
+// LayerIndex is the distinct layer that block l (of num_hidden_layers) runs: l itself, or for
+// ALBERT the group of HF's AlbertTransformer, int(l / (num_hidden_layers / num_hidden_groups))
+// in float64 as Python computes it.
+func (c Config) LayerIndex(l int) int {
+	if c.NumHiddenGroups <= 0 || c.NumHiddenGroups == c.NumHiddenLayers {
+		return l
+	}
+	return int(float64(l) / (float64(c.NumHiddenLayers) / float64(c.NumHiddenGroups)))
+}
+
+// SharesLayers reports whether blocks share layers (ALBERT with fewer groups than layers).
+func (c Config) SharesLayers() bool { return c.NumLayers() != c.NumHiddenLayers }
 
 // HasTokenTypes reports whether the model has token type embeddings (DistilBERT has none).
 func (c Config) HasTokenTypes() bool { return c.TypeVocabSize > 0 }
@@ -147,6 +185,12 @@ func checkGeneric(fam Family, key string, v json.RawMessage) error {
 	return nil
 }
 
+// keepInExtra are modelled keys that a family's config also keeps in Extra, so that writing the
+// config back keeps them: dropouts of heads this package does not build, and ALBERT's
+// inner_group_num.
+var keepInExtra = map[string]bool{"qa_dropout": true, "seq_classif_dropout": true,
+	"classifier_dropout_prob": true, "inner_group_num": true}
+
 // rawConfig decodes config.json into its keys, null values left out (some exporters write
 // null for a default).
 func rawConfig(data []byte) (map[string]json.RawMessage, error) {
@@ -177,6 +221,8 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
 	var c Config
 	var fields map[string]any
+	// check, if not nil, checks family-specific values after the keys are read.
+	var check func(Config) error
 	switch fam {
 	case FamilyRoBERTa:
 		// RobertaConfig is BertConfig with RoBERTa's special token ids.
@@ -209,6 +255,39 @@ func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
 			// Dropouts of task heads this package does not build; kept for the round trip.
 			"qa_dropout": &qa, "seq_classif_dropout": &seq,
 		}
+	case FamilyALBERT:
+		// AlbertConfig's defaults (ALBERT-xxlarge's sizes).
+		c = Config{VocabSize: 30000, HiddenSize: 4096, NumHiddenLayers: 12, NumAttentionHeads: 64,
+			IntermediateSize: 16384, HiddenAct: "gelu_new", MaxPositionEmbeddings: 512, TypeVocabSize: 2,
+			InitializerRange: 0.02, LayerNormEps: 1e-12, PadTokenID: 0, PositionEmbeddingType: PositionAbsolute,
+			TieWordEmbeddings: true, EmbeddingSize: 128, NumHiddenGroups: 1}
+		var classifierDropout float64
+		inner := 1
+		fields = map[string]any{
+			"vocab_size": &c.VocabSize, "embedding_size": &c.EmbeddingSize, "hidden_size": &c.HiddenSize,
+			"num_hidden_layers": &c.NumHiddenLayers, "num_hidden_groups": &c.NumHiddenGroups,
+			"num_attention_heads": &c.NumAttentionHeads, "intermediate_size": &c.IntermediateSize,
+			"inner_group_num": &inner, "hidden_act": &c.HiddenAct, "hidden_dropout_prob": &c.HiddenDropoutProb,
+			"attention_probs_dropout_prob": &c.AttentionProbsDropoutProb,
+			"max_position_embeddings":      &c.MaxPositionEmbeddings, "type_vocab_size": &c.TypeVocabSize,
+			"initializer_range": &c.InitializerRange, "layer_norm_eps": &c.LayerNormEps,
+			"pad_token_id": &c.PadTokenID, "position_embedding_type": &c.PositionEmbeddingType,
+			"tie_word_embeddings": &c.TieWordEmbeddings,
+			// The SOP head's dropout: kept for the round trip.
+			"classifier_dropout_prob": &classifierDropout,
+		}
+		check = func(c Config) error {
+			if inner != 1 {
+				return fmt.Errorf("config.json: field \"inner_group_num\": %d is not supported (only 1, as in every published ALBERT)", inner)
+			}
+			if c.NumHiddenGroups < 1 {
+				return fmt.Errorf("config.json: field \"num_hidden_groups\": %d, want at least 1", c.NumHiddenGroups)
+			}
+			if c.EmbeddingSize < 1 {
+				return fmt.Errorf("config.json: field \"embedding_size\": %d, want at least 1", c.EmbeddingSize)
+			}
+			return nil
+		}
 	default:
 		return Config{}, fmt.Errorf("config.json: model_type %q is not supported (have %s)", fam, familyList())
 	}
@@ -220,7 +299,7 @@ func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
 			if err := json.Unmarshal(v, dst); err != nil {
 				return Config{}, fmt.Errorf("config.json: field %q: %w", k, err)
 			}
-			if fam == FamilyDistilBERT && (k == "qa_dropout" || k == "seq_classif_dropout") {
+			if keepInExtra[k] {
 				c.Extra[k] = v
 			}
 			continue
@@ -241,11 +320,16 @@ func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
 		}
 		c.Extra[k] = v
 	}
-	if fam == FamilyRoBERTa && c.Positions() != PositionAbsolute {
-		return Config{}, fmt.Errorf("config.json: field \"position_embedding_type\": %q is not supported for model_type \"roberta\" (only %q)", c.PositionEmbeddingType, PositionAbsolute)
+	if fam != FamilyDistilBERT && c.Positions() != PositionAbsolute {
+		return Config{}, fmt.Errorf("config.json: field \"position_embedding_type\": %q is not supported for model_type %q (only %q)", c.PositionEmbeddingType, fam, PositionAbsolute)
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
+	}
+	if check != nil {
+		if err := check(c); err != nil {
+			return Config{}, err
+		}
 	}
 	return c, nil
 }
@@ -281,4 +365,22 @@ func (c Config) marshalDistilBERT() ([]byte, error) {
 		out[k] = b
 	}
 	return json.MarshalIndent(out, "", "  ")
+}
+
+// marshalALBERT writes an ALBERT config: BERT's keys, ALBERT's own and the Extra keys.
+func (c Config) marshalALBERT() ([]byte, error) {
+	c2 := c
+	c2.Family = FamilyRoBERTa // any family that writes BERT's keys
+	base, err := c2.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(base, &m); err != nil {
+		return nil, err
+	}
+	m["embedding_size"] = json.RawMessage(fmt.Sprint(c.EmbDim()))
+	m["num_hidden_groups"] = json.RawMessage(fmt.Sprint(c.NumLayers()))
+	m["model_type"] = json.RawMessage(`"albert"`)
+	return json.MarshalIndent(m, "", "  ")
 }

@@ -18,16 +18,20 @@ var familyFixtures = []struct {
 	dir    string
 	family bert.Family
 	mlm    bool // the checkpoint has the MLM head (…ForMaskedLM)
+	sop    bool // the checkpoint has the pooler and ALBERT's SOP head (AlbertForPreTraining)
 	// notes are substrings the loader's report must hold.
 	notes []string
 }{
-	{"testdata/distilbert-tiny-random", bert.FamilyDistilBERT, true, []string{"decoder weight absent"}},
-	{"testdata/distilbert-tiny-sinusoidal", bert.FamilyDistilBERT, false, nil},
-	{"testdata/roberta-tiny-random", bert.FamilyRoBERTa, true, []string{"stale buffer roberta.embeddings.position_ids"}},
+	{"testdata/distilbert-tiny-random", bert.FamilyDistilBERT, true, false, []string{"decoder weight absent"}},
+	{"testdata/distilbert-tiny-sinusoidal", bert.FamilyDistilBERT, false, false, nil},
+	{"testdata/roberta-tiny-random", bert.FamilyRoBERTa, true, false, []string{"stale buffer roberta.embeddings.position_ids"}},
+	{"testdata/albert-tiny-random", bert.FamilyALBERT, true, true, []string{"decoder weight absent"}},
+	{"testdata/albert-tiny-groups", bert.FamilyALBERT, false, false, nil},
 }
 
-// familyBatch reads a family fixture's inputs.safetensors: the batch [B, S] and the MLM labels.
-func familyBatch(t *testing.T, dir string) (bert.Batch, []int) {
+// familyBatch reads a family fixture's inputs.safetensors: the batch [B, S], the MLM labels and
+// ALBERT's sentence-order labels (nil when absent).
+func familyBatch(t *testing.T, dir string) (bert.Batch, []int, []int) {
 	t.Helper()
 	f, err := hf.Open(filepath.Join(dir, "inputs.safetensors"))
 	if err != nil {
@@ -52,7 +56,8 @@ func familyBatch(t *testing.T, dir string) (bert.Batch, []int) {
 	types, _ := get("token_type_ids")
 	mask, _ := get("attention_mask")
 	labels, _ := get("labels")
-	return bert.Batch{B: shape[0], S: shape[1], InputIDs: ids, TokenTypeIDs: types, AttentionMask: mask}, labels
+	sop, _ := get("sentence_order_label")
+	return bert.Batch{B: shape[0], S: shape[1], InputIDs: ids, TokenTypeIDs: types, AttentionMask: mask}, labels, sop
 }
 
 // TestFamilyMatchesFixture loads each family fixture through core/hf and compares every output,
@@ -76,11 +81,11 @@ func TestFamilyMatchesFixture(t *testing.T) {
 					t.Errorf("report notes %q lack %q", f.Report.Notes, n)
 				}
 			}
-			if (m.MLM != nil) != fx.mlm || m.Pooler != nil || m.NSP != nil {
-				t.Fatalf("heads %v, want mlm %v only", m.HeadNames(), fx.mlm)
+			if (m.MLM != nil) != fx.mlm || (m.Pooler != nil) != fx.sop || (m.NSP != nil) != fx.sop {
+				t.Fatalf("heads %v, want mlm %v, pooler and sop %v", m.HeadNames(), fx.mlm, fx.sop)
 			}
-			b, labels := familyBatch(t, fx.dir)
-			out, err := m.Forward(b, bert.Options{MLM: fx.mlm, Trace: true})
+			b, labels, sopLabels := familyBatch(t, fx.dir)
+			out, err := m.Forward(b, bert.Options{MLM: fx.mlm, NSP: fx.sop, Trace: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,12 +102,24 @@ func TestFamilyMatchesFixture(t *testing.T) {
 				got[p+"scores"], got[p+"context"] = lt.Scores.Data, lt.Context.Data
 				got[p+"attention_output"], got[p+"intermediate"] = lt.AttentionOutput.Data, lt.Intermediate.Data
 			}
+			if e := out.Trace.Embeddings; e != nil {
+				got["embeddings"] = e.Data
+			}
 			if fx.mlm {
-				got["logits"] = out.MLMLogits.Data
+				// …ForMaskedLM calls them logits, AlbertForPreTraining prediction_logits.
+				got["logits"], got["prediction_logits"] = out.MLMLogits.Data, out.MLMLogits.Data
 				got["mlm_transform"] = out.Trace.MLMTransform.Data
 				loss, _, err := bert.CrossEntropy(out.MLMLogits.Data, m.Config.VocabSize, labels)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if fx.sop {
+					got["pooler_output"], got["sop_logits"] = out.Pooled.Data, out.NSPLogits.Data
+					sop, _, err := bert.CrossEntropy(out.NSPLogits.Data, 2, sopLabels)
+					if err != nil {
+						t.Fatal(err)
+					}
+					loss += sop
 				}
 				got["loss"] = []float32{float32(loss)}
 			}
@@ -118,7 +135,7 @@ func TestFamilyMatchesFixture(t *testing.T) {
 					continue
 				}
 				atol, rtol := actAtol, actRtol
-				if name == "logits" || name == "loss" {
+				if strings.HasSuffix(name, "logits") || name == "loss" {
 					atol = logitAtol
 				}
 				if err := approx.Check(name, g, want[name], atol, rtol); err != nil {

@@ -11,6 +11,7 @@ import (
 func TestParseFamilyConfig(t *testing.T) {
 	const distil = `"model_type":"distilbert","dim":48,"n_heads":2,"n_layers":3,"hidden_dim":64,"vocab_size":120,"max_position_embeddings":16`
 	const roberta = `"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":64,"vocab_size":120,"max_position_embeddings":20,"type_vocab_size":1`
+	const albert = `"model_type":"albert","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":64,"vocab_size":120,"max_position_embeddings":16`
 	tests := []struct {
 		name, json string
 		check      func(Config) bool
@@ -43,7 +44,22 @@ func TestParseFamilyConfig(t *testing.T) {
 		{"roberta not pruned", `{` + roberta + `,"pruned_heads":{},"is_decoder":false}`, func(Config) bool { return true }, ""},
 		{"roberta relative", `{` + roberta + `,"position_embedding_type":"relative_key"}`, nil, `"position_embedding_type"`},
 		{"roberta no room", `{` + roberta + `,"max_position_embeddings":2}`, nil, "leaves no position"},
-		{"albert", `{"model_type":"albert"}`, nil, `model_type "albert" is not supported (have bert, roberta, distilbert)`},
+		{"electra", `{"model_type":"electra"}`, nil, `model_type "electra" is not supported (have bert, roberta, distilbert, albert)`},
+		{"albert keys", `{` + albert + `,"classifier_dropout_prob":0.1,"inner_group_num":1}`, func(c Config) bool {
+			return c.FamilyOf() == FamilyALBERT && c.EmbDim() == 16 && c.HasEmbProj() && c.NumLayers() == 2 && c.SharesLayers() &&
+				c.LayerIndex(0) == 0 && c.LayerIndex(1) == 0 && c.LayerIndex(2) == 1 && c.HiddenAct == "gelu_new" &&
+				string(c.Extra["classifier_dropout_prob"]) == "0.1"
+		}, ""},
+		{"albert defaults", `{"model_type":"albert"}`, func(c Config) bool {
+			return c.HiddenSize == 4096 && c.EmbDim() == 128 && c.NumLayers() == 1 && c.LayerIndex(11) == 0 && c.NumHiddenLayers == 12
+		}, ""},
+		{"albert embedding size equal", `{` + albert + `,"embedding_size":48}`, func(c Config) bool { return c.HasEmbProj() && c.EmbDim() == 48 }, ""},
+		{"albert inner groups", `{` + albert + `,"inner_group_num":2}`, nil, `field "inner_group_num": 2 is not supported`},
+		{"albert groups", `{` + albert + `,"num_hidden_groups":4}`, nil, "num_hidden_groups 4 outside"},
+		{"albert no groups", `{` + albert + `,"num_hidden_groups":0}`, nil, `field "num_hidden_groups": 0`},
+		{"albert embedding size", `{` + albert + `,"embedding_size":0}`, nil, `field "embedding_size": 0`},
+		{"albert relative", `{` + albert + `,"position_embedding_type":"relative_key"}`, nil, `model_type "albert" (only "absolute")`},
+		{"albert bert key", `{` + albert + `,"tie_weights_":true}`, nil, `field "tie_weights_" is not supported for model_type "albert"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,6 +84,7 @@ func TestFamilyConfigRoundTrip(t *testing.T) {
 	for _, in := range []string{
 		`{"model_type":"distilbert","dim":48,"n_heads":2,"n_layers":3,"hidden_dim":64,"vocab_size":120,"activation":"relu","sinusoidal_pos_embds":true,"qa_dropout":0.1}`,
 		`{"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"vocab_size":120,"layer_norm_eps":1e-5,"bos_token_id":0}`,
+		`{"model_type":"albert","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":64,"vocab_size":120,"inner_group_num":1}`,
 	} {
 		c, err := ParseConfig([]byte(in))
 		if err != nil {
@@ -83,6 +100,7 @@ func TestFamilyConfigRoundTrip(t *testing.T) {
 		}
 		c.Extra, c2.Extra = nil, nil
 		if c.FamilyOf() != c2.FamilyOf() || c.HiddenSize != c2.HiddenSize || c.HiddenAct != c2.HiddenAct ||
+			c.EmbDim() != c2.EmbDim() || c.NumLayers() != c2.NumLayers() ||
 			c.SinusoidalPosEmbds != c2.SinusoidalPosEmbds || c.LayerNormEps != c2.LayerNormEps || c.PadTokenID != c2.PadTokenID {
 			t.Errorf("round trip of %s changed the config:\n%+v\n%+v", in, c, c2)
 		}
@@ -206,5 +224,64 @@ func TestFamilyNewRandom(t *testing.T) {
 				t.Errorf("logits %v", out.MLMLogits.Shape)
 			}
 		})
+	}
+}
+
+// TestLayerIndex checks ALBERT's group of each block against int(i / (L / G)) worked by hand,
+// including sizes where L / G is not a whole number.
+func TestLayerIndex(t *testing.T) {
+	tests := []struct {
+		layers, groups int
+		want           []int
+	}{
+		{3, 0, []int{0, 1, 2}},
+		{3, 1, []int{0, 0, 0}},
+		{3, 2, []int{0, 0, 1}},
+		{3, 3, []int{0, 1, 2}},
+		{12, 5, []int{0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4}},
+		{12, 9, []int{0, 0, 1, 2, 3, 3, 4, 5, 6, 6, 7, 8}},
+	}
+	for _, tc := range tests {
+		c := Config{NumHiddenLayers: tc.layers, NumHiddenGroups: tc.groups}
+		got := make([]int, tc.layers)
+		for l := range got {
+			got[l] = c.LayerIndex(l)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%d layers, %d groups: %v, want %v", tc.layers, tc.groups, got, tc.want)
+		}
+	}
+}
+
+// TestALBERTRefusesTraining: the training passes do not implement ALBERT's projection and
+// shared layers, and say so rather than compute wrong gradients; a head mask is refused too.
+func TestALBERTRefusesTraining(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"model_type":"albert","embedding_size":8,"hidden_size":16,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewRandom(c, Heads{MLM: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{B: 1, S: 3, InputIDs: []int{2, 5, 3}}
+	if _, err := m.ForwardTrain(b, TrainOptions{}); err == nil || !strings.Contains(err.Error(), "training albert") {
+		t.Errorf("ForwardTrain: %v", err)
+	}
+	if _, err := m.ForwardBackward(b, []int{-100, 7, -100}, nil, TrainOptions{}, m.NewGrads()); err == nil {
+		t.Error("ForwardBackward trained ALBERT")
+	}
+	if _, err := m.Forward(b, Options{HeadMask: make([]float32, 4)}); err == nil || !strings.Contains(err.Error(), "head mask") {
+		t.Errorf("Forward with a head mask: %v", err)
+	}
+	out, err := m.Forward(b, Options{MLM: true, Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Trace.Embeddings == nil || out.Trace.Embeddings.Shape[2] != 8 || out.Trace.HiddenStates[0].Shape[2] != 16 || out.Trace.MLMTransform.Shape[2] != 8 {
+		t.Errorf("trace shapes: embeddings %v, hidden %v, mlm transform %v", out.Trace.Embeddings.Shape, out.Trace.HiddenStates[0].Shape, out.Trace.MLMTransform.Shape)
+	}
+	if n := m.NumParams(); n != c.ParamCount(Heads{MLM: true}) {
+		t.Errorf("NumParams %d, ParamCount %d", n, c.ParamCount(Heads{MLM: true}))
 	}
 }

@@ -51,15 +51,21 @@ type Trace struct {
 	// Embedding parts before their sum: word, position and token-type rows looked up, [B, S, H] each.
 	// With relative positions nothing is added for the position: PosEmb is zeros.
 	WordEmb, PosEmb, TypeEmb *tensor.Tensor
-	// EmbSum is word + type + position before the embedding LayerNorm: [B, S, H].
+	// EmbSum is word + type + position before the embedding LayerNorm: [B, S, E] (E =
+	// Config.EmbDim()).
 	EmbSum *tensor.Tensor
-	// HiddenStates[0] is the embedding output, HiddenStates[l+1] the output of layer l: [B, S, H].
+	// Embeddings is the embedding LayerNorm's output before the projection to the hidden size
+	// (ALBERT's embedding_hidden_mapping_in): [B, S, E]; nil without a projection, where it is
+	// HiddenStates[0].
+	Embeddings *tensor.Tensor
+	// HiddenStates[0] is the embedding output (after the projection, if any), HiddenStates[l+1]
+	// the output of block l: [B, S, H].
 	HiddenStates []*tensor.Tensor
 	// Attentions[l] are layer l's attention probabilities after softmax: [B, A, S, S].
 	Attentions []*tensor.Tensor
-	// Layers[l] holds layer l's intermediates.
+	// Layers[l] holds block l's intermediates.
 	Layers []LayerTrace
-	// MLMTransform is the MLM head's transform output (dense, act, LayerNorm): [B, S, H] or [R, H].
+	// MLMTransform is the MLM head's transform output (dense, act, LayerNorm): [B, S, E] or [R, E].
 	MLMTransform *tensor.Tensor
 }
 
@@ -257,7 +263,7 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 	if tr != nil {
 		tr.HiddenStates = append(tr.HiddenStates, h)
 	}
-	for l := range m.Layers {
+	for l := range m.NumBlocks() {
 		var lt *LayerTrace
 		if tr != nil {
 			tr.Layers = append(tr.Layers, LayerTrace{})
@@ -279,14 +285,21 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 
 // embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings; with
 // relative positions no position row is added, without token types (DistilBERT) no type row;
-// the position ids are the family's (Config.PositionIDs). [B, S, H]
+// the position ids are the family's (Config.PositionIDs). The sum and its LayerNorm are E =
+// Config.EmbDim() wide; ALBERT's projection then maps them to H. [B, S, H]
 func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	c := m.Config
-	B, S, H := b.B, b.S, c.HiddenSize
+	B, S, H, E := b.B, b.S, c.HiddenSize, c.EmbDim()
 	relative := c.Relative()
-	x := p.buf(bufHidden0, B, S, H)
+	var x *tensor.Tensor
+	if m.EmbProj != nil {
+		// The projection's output takes the scratch's embedding buffer (see layer).
+		x = tensor.New(B, S, E)
+	} else {
+		x = p.buf(bufHidden0, B, S, H)
+	}
 	if tr != nil {
-		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
+		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, E), tensor.New(B, S, E), tensor.New(B, S, E)
 	}
 	var posIDs []int // nil: position i mod S
 	if c.Family.Is(FamilyRoBERTa) {
@@ -295,7 +308,7 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	}
 	var zeros []float32 // the type row of a model without token types
 	if m.TypeEmb == nil {
-		zeros = make([]float32, H)
+		zeros = make([]float32, E)
 	}
 	for i := 0; i < B*S; i++ {
 		w := m.WordEmb.Row(b.InputIDs[i])
@@ -339,12 +352,21 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	var mean, rstd []float32
 	if ea != nil {
 		// Backward needs the LayerNorm input and statistics.
-		out, mean, rstd = tensor.New(B, S, H), make([]float32, B*S), make([]float32, B*S)
+		out, mean, rstd = tensor.New(B, S, E), make([]float32, B*S), make([]float32, B*S)
 	}
-	tensor.LayerNorm(out.Data, x.Data, m.EmbLN.W.Data, m.EmbLN.B.Data, H, p.eps, mean, rstd)
+	tensor.LayerNorm(out.Data, x.Data, m.EmbLN.W.Data, m.EmbLN.B.Data, E, p.eps, mean, rstd)
 	if ea != nil {
 		*ea = embActs{sum: x, mean: mean, rstd: rstd}
 		ea.keep = p.drop.dropSequences(out.Data, B, siteEmbeddings, 0)
+	}
+	if m.EmbProj != nil {
+		// Only eval passes get here (Model.trainable).
+		if tr != nil {
+			tr.Embeddings = out
+		}
+		h := p.buf(bufHidden0, B, S, H)
+		m.EmbProj.apply(h.Data, out.Data, B*S, E, H, true)
+		return h
 	}
 	return out
 }
@@ -357,7 +379,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	B, S := p.B, p.S
 	H, A, I := c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize
 	d := H / A
-	L := &m.Layers[l]
+	L := m.Block(l)
 	rows := B * S
 
 	q, k, v := p.buf(bufQ, B, S, H), p.buf(bufK, B, S, H), p.buf(bufV, B, S, H)
@@ -580,7 +602,7 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 	if tr != nil {
 		tr.MLMTransform = t
 		if rows == nil {
-			tr.MLMTransform = &tensor.Tensor{Shape: []int{B, S, H}, Data: t.Data}
+			tr.MLMTransform = &tensor.Tensor{Shape: []int{B, S, m.Config.EmbDim()}, Data: t.Data}
 		}
 	}
 	if rows == nil {
@@ -590,12 +612,12 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 }
 
 // mlmHead is HF's BertLMPredictionHead on in [n, H]: the transform (dense, act, LayerNorm)
-// [n, H] and the logits of the decoder plus bias [n, V]. ma (training) receives what
-// Backward needs.
+// [n, E] (E = Config.EmbDim(), H but for ALBERT) and the logits of the decoder plus bias
+// [n, V]. ma (training) receives what Backward needs.
 func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logits *tensor.Tensor) {
-	H, V := m.Config.HiddenSize, m.Config.VocabSize
-	pre := p.buf(bufMLMPre, n, H)
-	m.MLM.Transform.apply(pre.Data, in.Data, n, H, H, ma == nil)
+	H, V, E := m.Config.HiddenSize, m.Config.VocabSize, m.Config.EmbDim()
+	pre := p.buf(bufMLMPre, n, E)
+	m.MLM.Transform.apply(pre.Data, in.Data, n, H, E, ma == nil)
 	a := pre
 	if ma != nil {
 		a = pre.Clone()
@@ -604,14 +626,14 @@ func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logi
 	t = a
 	var mean, rstd []float32
 	if ma != nil {
-		t, mean, rstd = tensor.New(n, H), make([]float32, n), make([]float32, n)
+		t, mean, rstd = tensor.New(n, E), make([]float32, n), make([]float32, n)
 	}
-	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, H, p.eps, mean, rstd)
+	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, E, p.eps, mean, rstd)
 	logits = tensor.New(n, V)
 	if ma == nil && m.MLM.decPacked != nil {
 		tensor.LinearPacked(logits.Data, t.Data, m.MLM.decPacked, m.MLM.Bias.Data, n)
 	} else {
-		tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, H, V)
+		tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, E, V)
 	}
 	if ma != nil {
 		*ma = mlmActs{in: in, pre: pre, act: a, mean: mean, rstd: rstd, t: t}

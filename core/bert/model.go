@@ -54,10 +54,11 @@ type Layer struct {
 }
 
 // MLMHead is HF's BertLMPredictionHead (cls.predictions): dense -> act -> LayerNorm -> decoder.
+// E is the embedding width (Config.EmbDim): H but for ALBERT.
 type MLMHead struct {
-	Transform Linear         // cls.predictions.transform.dense: [H, H]
-	LN        LayerNorm      // cls.predictions.transform.LayerNorm
-	Decoder   *tensor.Tensor // [V, H]; the word embeddings themselves when tied
+	Transform Linear         // cls.predictions.transform.dense: [E, H]
+	LN        LayerNorm      // cls.predictions.transform.LayerNorm: [E]
+	Decoder   *tensor.Tensor // [V, E]; the word embeddings themselves when tied
 	Bias      *tensor.Tensor // cls.predictions.bias: [V]
 	// decPacked is Decoder packed once for eval passes (Model.PackWeights); nil otherwise.
 	decPacked *tensor.PackedB
@@ -68,11 +69,16 @@ type MLMHead struct {
 type Model struct {
 	Config Config
 
-	WordEmb *tensor.Tensor // bert.embeddings.word_embeddings.weight: [V, H]
-	PosEmb  *tensor.Tensor // bert.embeddings.position_embeddings.weight: [P, H]
-	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, H]; nil without token types (DistilBERT)
-	EmbLN   LayerNorm      // bert.embeddings.LayerNorm
+	WordEmb *tensor.Tensor // bert.embeddings.word_embeddings.weight: [V, E] (E = Config.EmbDim(), H but for ALBERT)
+	PosEmb  *tensor.Tensor // bert.embeddings.position_embeddings.weight: [P, E]
+	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, E]; nil without token types (DistilBERT)
+	EmbLN   LayerNorm      // bert.embeddings.LayerNorm: [E]
+	// EmbProj is ALBERT's embedding_hidden_mapping_in (bert.encoder.embedding_hidden_mapping_in):
+	// [H, E]; nil when the embeddings are the hidden size (Config.HasEmbProj).
+	EmbProj *Linear
 
+	// Layers are the distinct layers: one per block, or for ALBERT one per group, block l
+	// running Layers[Config.LayerIndex(l)] (Block).
 	Layers []Layer
 
 	Pooler *Linear  // bert.pooler.dense: [H, H]
@@ -107,24 +113,29 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	H, I := c.HiddenSize, c.IntermediateSize
+	H, I, E := c.HiddenSize, c.IntermediateSize, c.EmbDim()
 	lin := func(out, in int) Linear { return Linear{W: tensor.New(out, in), B: tensor.New(out)} }
-	ln := func() LayerNorm {
+	lnOf := func(H int) LayerNorm {
 		w := tensor.New(H)
 		for i := range w.Data {
 			w.Data[i] = 1
 		}
 		return LayerNorm{W: w, B: tensor.New(H)}
 	}
+	ln := func() LayerNorm { return lnOf(H) }
 	m := &Model{
 		Config:  c,
-		WordEmb: tensor.New(c.VocabSize, H),
-		PosEmb:  tensor.New(c.MaxPositionEmbeddings, H),
-		EmbLN:   ln(),
-		Layers:  make([]Layer, c.NumHiddenLayers),
+		WordEmb: tensor.New(c.VocabSize, E),
+		PosEmb:  tensor.New(c.MaxPositionEmbeddings, E),
+		EmbLN:   lnOf(E),
+		Layers:  make([]Layer, c.NumLayers()),
 	}
 	if c.HasTokenTypes() {
-		m.TypeEmb = tensor.New(c.TypeVocabSize, H)
+		m.TypeEmb = tensor.New(c.TypeVocabSize, E)
+	}
+	if c.HasEmbProj() {
+		p := lin(H, E)
+		m.EmbProj = &p
 	}
 	for l := range m.Layers {
 		m.Layers[l] = Layer{
@@ -141,11 +152,11 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 		m.Pooler = &p
 	}
 	if heads.MLM {
-		m.MLM = &MLMHead{Transform: lin(H, H), LN: ln(), Bias: tensor.New(c.VocabSize)}
+		m.MLM = &MLMHead{Transform: lin(E, H), LN: lnOf(E), Bias: tensor.New(c.VocabSize)}
 		if c.TieWordEmbeddings {
 			m.MLM.Decoder = m.WordEmb
 		} else {
-			m.MLM.Decoder = tensor.New(c.VocabSize, H)
+			m.MLM.Decoder = tensor.New(c.VocabSize, E)
 		}
 	}
 	if heads.NSP {
@@ -194,7 +205,7 @@ func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 // tell neighbours apart by, and small models trained briefly stay on the plateau where they read
 // their context as a bag of words (scripts/PRETRAIN.md).
 func (m *Model) SinusoidalPositions() {
-	H := m.Config.HiddenSize
+	H := m.Config.EmbDim()
 	scale := m.Config.InitializerRange * math.Sqrt2
 	for pos := range m.Config.MaxPositionEmbeddings {
 		row := m.PosEmb.Row(pos)
@@ -234,6 +245,9 @@ func (m *Model) params() []Param {
 		add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
 	}
 	addLN("bert.embeddings.LayerNorm", m.EmbLN)
+	if m.EmbProj != nil {
+		addLin("bert.encoder.embedding_hidden_mapping_in", *m.EmbProj)
+	}
 	for i, l := range m.Layers {
 		p := fmt.Sprintf("bert.encoder.layer.%d.", i)
 		addLin(p+"attention.self.query", l.Query)
@@ -294,9 +308,12 @@ func (m *Model) HeadNames() []string {
 // computed without allocating it (HF's num_parameters(); a tied decoder counted once).
 func (c Config) ParamCount(heads Heads) int64 {
 	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(max(c.TypeVocabSize, 0))
-	H, I, L := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumHiddenLayers)
+	H, I, L, E := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumLayers()), int64(c.EmbDim())
 	lin := func(out, in int64) int64 { return out*in + out }
-	n := (V+P+T)*H + 2*H
+	n := (V+P+T)*E + 2*E
+	if c.HasEmbProj() {
+		n += lin(H, E)
+	}
 	n += L * (4*lin(H, H) + 2*H + lin(I, H) + lin(H, I) + 2*H)
 	if c.Relative() {
 		n += L * (2*P - 1) * int64(c.HeadDim())
@@ -305,9 +322,9 @@ func (c Config) ParamCount(heads Heads) int64 {
 		n += lin(H, H)
 	}
 	if heads.MLM {
-		n += lin(H, H) + 2*H + V
+		n += lin(E, H) + 2*E + V
 		if !c.TieWordEmbeddings {
-			n += V * H
+			n += V * E
 		}
 	}
 	if heads.NSP {
@@ -411,6 +428,27 @@ func (m *Model) EnsureRaw() {
 		unpack(m.MLM.Decoder, m.MLM.decPacked)
 	}
 	ip.released.Store(false)
+}
+
+// NumBlocks is the number of blocks the encoder runs: num_hidden_layers (more than len(Layers)
+// when blocks share layers).
+func (m *Model) NumBlocks() int {
+	if m.Config.SharesLayers() {
+		return m.Config.NumHiddenLayers
+	}
+	return len(m.Layers)
+}
+
+// Block is the layer that block l runs: Layers[l], or for ALBERT its group's layer.
+func (m *Model) Block(l int) *Layer { return &m.Layers[m.Config.LayerIndex(l)] }
+
+// trainable refuses what the training passes do not implement yet: ALBERT's embedding
+// projection and layers shared across blocks.
+func (m *Model) trainable(what string) error {
+	if m.EmbProj != nil || m.Config.SharesLayers() {
+		return fmt.Errorf("%s: training %s (embedding projection, shared layers) is not supported yet", what, m.Config.Family.Name())
+	}
+	return nil
 }
 
 // Packed reports whether PackWeights packed the model's weights.

@@ -90,6 +90,9 @@ type mlmActs struct {
 // keeps the activations that Backward needs. The batch's slices must not change until the
 // last Backward on the result.
 func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
+	if err := m.trainable("forward-train"); err != nil {
+		return nil, err
+	}
 	m.EnsureRaw()
 	if err := b.Validate(m.Config); err != nil {
 		return nil, err

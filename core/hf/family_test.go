@@ -2,6 +2,7 @@ package hf_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,8 @@ const (
 	distilSinDir  = "../bert/testdata/distilbert-tiny-sinusoidal"
 	robertaDir    = "../bert/testdata/roberta-tiny-random"
 	robertaPadIdx = 1
+	albertDir     = "../bert/testdata/albert-tiny-random"
+	albertGrpDir  = "../bert/testdata/albert-tiny-groups"
 )
 
 func TestFamilyNames(t *testing.T) {
@@ -48,6 +51,20 @@ func TestFamilyNames(t *testing.T) {
 		{bert.FamilyRoBERTa, "lm_head.decoder.bias", "cls.predictions.decoder.bias"},
 		{bert.FamilyRoBERTa, "lm_head.bias", "cls.predictions.bias"},
 		{bert.FamilyBERT, "bert.encoder.layer.0.output.dense.weight", "bert.encoder.layer.0.output.dense.weight"},
+		{bert.FamilyALBERT, "albert.encoder.embedding_hidden_mapping_in.weight", "bert.encoder.embedding_hidden_mapping_in.weight"},
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.query.weight", "bert.encoder.layer.0.attention.self.query.weight"},
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.1.albert_layers.0.attention.dense.bias", "bert.encoder.layer.1.attention.output.dense.bias"},
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.0.albert_layers.0.attention.LayerNorm.weight", "bert.encoder.layer.0.attention.output.LayerNorm.weight"},
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.11.albert_layers.0.ffn.weight", "bert.encoder.layer.11.intermediate.dense.weight"},
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.0.albert_layers.0.ffn_output.bias", "bert.encoder.layer.0.output.dense.bias"},
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.bias", "bert.encoder.layer.0.output.LayerNorm.bias"},
+		{bert.FamilyALBERT, "albert.pooler.weight", "bert.pooler.dense.weight"},
+		{bert.FamilyALBERT, "predictions.dense.weight", "cls.predictions.transform.dense.weight"},
+		{bert.FamilyALBERT, "predictions.LayerNorm.bias", "cls.predictions.transform.LayerNorm.bias"},
+		{bert.FamilyALBERT, "predictions.decoder.weight", "cls.predictions.decoder.weight"},
+		{bert.FamilyALBERT, "predictions.decoder.bias", "cls.predictions.decoder.bias"},
+		{bert.FamilyALBERT, "predictions.bias", "cls.predictions.bias"},
+		{bert.FamilyALBERT, "sop_classifier.classifier.weight", "cls.seq_relationship.weight"},
 	}
 	for _, tc := range tests {
 		if got, ok := hf.BERTName(tc.fam, tc.file); !ok || got != tc.bert {
@@ -67,6 +84,10 @@ func TestFamilyNames(t *testing.T) {
 		{bert.FamilyRoBERTa, "encoder.layer.0.output.LayerNorm.gamma", "bert.encoder.layer.0.output.LayerNorm.weight"},
 		{bert.FamilyRoBERTa, "pooler.dense.bias", "bert.pooler.dense.bias"},
 		{bert.FamilyRoBERTa, "roberta.embeddings.position_ids", "bert.embeddings.position_ids"},
+		{bert.FamilyALBERT, "encoder.albert_layer_groups.1.albert_layers.0.ffn.bias", "bert.encoder.layer.1.intermediate.dense.bias"},
+		{bert.FamilyALBERT, "pooler.bias", "bert.pooler.dense.bias"},
+		// A second layer in a group (inner_group_num 2) has no parameter to go to: reported as ignored.
+		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.0.albert_layers.1.ffn.bias", "bert.encoder.layer.0.albert_layers.1.intermediate.dense.bias"},
 	}
 	for _, tc := range bare {
 		if got, ok := hf.BERTName(tc.fam, tc.file); !ok || got != tc.bert {
@@ -95,12 +116,14 @@ func TestFamilyNamesRoundTrip(t *testing.T) {
 	for _, in := range []string{
 		`{"model_type":"distilbert","dim":8,"n_heads":2,"n_layers":3,"hidden_dim":16,"vocab_size":20,"max_position_embeddings":6}`,
 		`{"model_type":"roberta","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"type_vocab_size":1,"tie_word_embeddings":false}`,
+		`{"model_type":"albert","embedding_size":4,"hidden_size":8,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"tie_word_embeddings":false}`,
 	} {
 		c, err := bert.ParseConfig([]byte(in))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := bert.NewModel(c, bert.Heads{Pooler: c.FamilyOf() == bert.FamilyRoBERTa, MLM: true})
+		fam := c.FamilyOf()
+		m, err := bert.NewModel(c, bert.Heads{Pooler: fam != bert.FamilyDistilBERT, MLM: true, NSP: fam == bert.FamilyALBERT})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +321,7 @@ func TestLoadFamilyVariants(t *testing.T) {
 // TestSaveFamilyFolder saves each family fixture and loads it back: the file holds the tensor
 // names transformers writes, config.json keeps the family's keys, and the outputs are the same.
 func TestSaveFamilyFolder(t *testing.T) {
-	for _, dir := range []string{distilDir, distilSinDir, robertaDir} {
+	for _, dir := range []string{distilDir, distilSinDir, robertaDir, albertDir, albertGrpDir} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ref, err := hf.LoadFolder(dir)
 			if err != nil {
@@ -333,6 +356,13 @@ func TestSaveFamilyFolder(t *testing.T) {
 			}
 			if err := approx.Check("logits", l, lRef, 0, 0); err != nil {
 				t.Error(err)
+			}
+			var arch struct{ Architectures []string }
+			b, _ := os.ReadFile(filepath.Join(out, hf.ConfigFile))
+			want, _ := os.ReadFile(filepath.Join(dir, hf.ConfigFile))
+			var wantArch struct{ Architectures []string }
+			if json.Unmarshal(b, &arch) != nil || json.Unmarshal(want, &wantArch) != nil || !slices.Equal(arch.Architectures, wantArch.Architectures) {
+				t.Errorf("architectures %v, want %v", arch.Architectures, wantArch.Architectures)
 			}
 		})
 	}

@@ -349,11 +349,13 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	}
 	params := m.Params()
 	if fn, ok := families[cfg.Family]; ok {
-		if m.NSP != nil {
-			return fmt.Errorf("save %s: %s has no next-sentence head", dir, cfg.Family)
-		}
 		arch = familyArchs[cfg.Family][0]
-		if m.MLM != nil {
+		switch {
+		case m.NSP != nil && cfg.Family == bert.FamilyALBERT && m.MLM != nil:
+			arch = "AlbertForPreTraining" // its SOP head is the NSP head's shape
+		case m.NSP != nil:
+			return fmt.Errorf("save %s: %s has no next-sentence head", dir, cfg.Family)
+		case m.MLM != nil:
 			arch = familyArchs[cfg.Family][1]
 		}
 		// HF saves a model with heads with the body's prefix, a bare model without it.

@@ -46,6 +46,47 @@ type familyNames struct {
 	body []nameRule
 	// heads rewrite the start of the names outside the body; the first that matches applies.
 	heads []nameRule
+	// groups: the layers are ALBERT's "encoder.albert_layer_groups.G.albert_layers.J.", which
+	// stands for "encoder.layer.G." (one layer a group, J = 0: bert.ParseConfig refuses more).
+	groups bool
+}
+
+// ALBERT's layer names.
+const (
+	albertGroups = "encoder.albert_layer_groups."
+	albertLayers = ".albert_layers."
+	bertLayers   = "encoder.layer."
+)
+
+// fromGroups rewrites ALBERT's "encoder.albert_layer_groups.G.albert_layers.J.rest" as
+// "encoder.layer.G.rest" (J = 0) or "encoder.layer.G.albert_layers.J.rest", a name no
+// parameter has (J > 0); other names are returned as they are.
+func fromGroups(name string) string {
+	rest, ok := strings.CutPrefix(name, albertGroups)
+	if !ok {
+		return name
+	}
+	g, tail, ok := strings.Cut(rest, albertLayers)
+	if !ok {
+		return name
+	}
+	if j, after, ok := strings.Cut(tail, "."); ok && j == "0" {
+		return bertLayers + g + "." + after
+	}
+	return bertLayers + g + albertLayers + tail
+}
+
+// toGroups is the inverse of fromGroups on "encoder.layer.K.rest".
+func toGroups(name string) string {
+	rest, ok := strings.CutPrefix(name, bertLayers)
+	if !ok {
+		return name
+	}
+	k, after, ok := strings.Cut(rest, ".")
+	if !ok {
+		return name
+	}
+	return albertGroups + k + albertLayers + "0." + after
 }
 
 // families holds the names of every family other than BERT.
@@ -59,6 +100,30 @@ var families = map[bert.Family]familyNames{
 			{"lm_head.decoder.weight", "cls.predictions.decoder.weight"},
 			{"lm_head.decoder.bias", "cls.predictions.decoder.bias"},
 			{"lm_head.bias", "cls.predictions.bias"},
+		},
+	},
+	bert.FamilyALBERT: {
+		prefix: "albert.",
+		roots:  []string{"embeddings.", "encoder.", "pooler."},
+		groups: true,
+		body: []nameRule{
+			{".attention.query.", ".attention.self.query."},
+			{".attention.key.", ".attention.self.key."},
+			{".attention.value.", ".attention.self.value."},
+			{".attention.dense.", ".attention.output.dense."},
+			{".attention.LayerNorm.", ".attention.output.LayerNorm."},
+			{".ffn_output.", ".output.dense."},
+			{".ffn.", ".intermediate.dense."},
+			{".full_layer_layer_norm.", ".output.LayerNorm."},
+			{"pooler.", "pooler.dense."},
+		},
+		heads: []nameRule{
+			{"predictions.dense.", "cls.predictions.transform.dense."},
+			{"predictions.LayerNorm.", "cls.predictions.transform.LayerNorm."},
+			{"predictions.decoder.weight", "cls.predictions.decoder.weight"},
+			{"predictions.decoder.bias", "cls.predictions.decoder.bias"},
+			{"predictions.bias", "cls.predictions.bias"},
+			{"sop_classifier.classifier.", "cls.seq_relationship."},
 		},
 	},
 	bert.FamilyDistilBERT: {
@@ -88,6 +153,7 @@ var families = map[bert.Family]familyNames{
 var familyArchs = map[bert.Family][2]string{
 	bert.FamilyRoBERTa:    {"RobertaModel", "RobertaForMaskedLM"},
 	bert.FamilyDistilBERT: {"DistilBertModel", "DistilBertForMaskedLM"},
+	bert.FamilyALBERT:     {"AlbertModel", "AlbertForMaskedLM"},
 }
 
 // BERTName maps a tensor name of a family's checkpoint to the name bert.Model.Params gives it
@@ -107,6 +173,9 @@ func BERTName(fam bert.Family, name string) (key string, ok bool) {
 		}
 	}
 	if rest, found := strings.CutPrefix(n, fn.prefix); found {
+		if fn.groups {
+			rest = fromGroups(rest)
+		}
 		for _, r := range fn.body {
 			rest = strings.Replace(rest, r.file, r.bert, 1)
 		}
@@ -132,6 +201,9 @@ func FamilyName(fam bert.Family, key string) string {
 	if rest, found := strings.CutPrefix(key, "bert."); found {
 		for _, r := range fn.body {
 			rest = strings.Replace(rest, r.bert, r.file, 1)
+		}
+		if fn.groups {
+			rest = toGroups(rest)
 		}
 		return fn.prefix + rest
 	}

@@ -15,6 +15,7 @@ func familyModel(t *testing.T, family string) *bert.Model {
 	cfgs := map[string]string{
 		"distilbert": `{"model_type":"distilbert","dim":32,"n_heads":2,"n_layers":2,"hidden_dim":48,"vocab_size":2000,"max_position_embeddings":32}`,
 		"roberta":    `{"model_type":"roberta","hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":34,"type_vocab_size":1,"hidden_act":"gelu_new"}`,
+		"albert":     `{"model_type":"albert","embedding_size":8,"hidden_size":32,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32}`,
 	}
 	c, err := bert.ParseConfig([]byte(cfgs[family]))
 	if err != nil {
@@ -28,13 +29,14 @@ func familyModel(t *testing.T, family string) *bert.Model {
 	return m
 }
 
-// TestFamilyPipelines runs fill-mask, attention and the layer steps on DistilBERT and RoBERTa
-// models: a sentence pair works on DistilBERT (no token types: the tokenizer's segments are
-// ignored), and the embedding step shows each family's sum with the position row it used.
+// TestFamilyPipelines runs fill-mask, attention and the layer steps on DistilBERT, RoBERTa and
+// ALBERT models: a sentence pair works on DistilBERT (no token types: the tokenizer's segments
+// are ignored), the embedding step shows each family's sum with the position row it used, and
+// ALBERT's LayerNorm step its projection to the hidden size.
 func TestFamilyPipelines(t *testing.T) {
 	tok := loadFixture(t).Tokenizer
 	pair := "on the mat"
-	for _, family := range []string{"distilbert", "roberta"} {
+	for _, family := range []string{"distilbert", "roberta", "albert"} {
 		t.Run(family, func(t *testing.T) {
 			m := familyModel(t, family)
 			var p *string
@@ -79,6 +81,24 @@ func TestFamilyPipelines(t *testing.T) {
 				}
 			}
 			near(t, "embedding sum", vec["sum"], sum, 1e-6)
+			ln := map[string][]float32{}
+			for _, v := range r.Steps[1].Vectors {
+				ln[v.Name] = v.Values
+			}
+			if family == "albert" {
+				E, H := m.Config.EmbDim(), m.Config.HiddenSize
+				if len(ln["LayerNorm output"]) != E || len(ln["embedding output"]) != H || len(vec["word"]) != E {
+					t.Errorf("ALBERT's LayerNorm step: %d, %d, %d values, want %d, %d, %d", len(ln["LayerNorm output"]), len(ln["embedding output"]), len(vec["word"]), E, H, E)
+				}
+				// The embedding output is the LayerNorm output through embedding_hidden_mapping_in.
+				near(t, "projection", ln["embedding output"], linearRow(*m.EmbProj, ln["LayerNorm output"]), 1e-5)
+			}
+			// Every block's step runs the block's layer (ALBERT's three blocks share one).
+			for layer := range m.Config.NumHiddenLayers {
+				if _, err := Steps(m, tok, "the cat sat", p, layer, 1); err != nil {
+					t.Errorf("layer %d: %v", layer, err)
+				}
+			}
 		})
 	}
 }

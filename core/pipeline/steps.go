@@ -106,7 +106,8 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		return vs
 	}
 
-	word, pos, typ, sum := tokRow(tr.WordEmb.Data, H), tokRow(tr.PosEmb.Data, H), tokRow(tr.TypeEmb.Data, H), tokRow(tr.EmbSum.Data, H)
+	E := c.EmbDim() // the embeddings' width: H but for ALBERT
+	word, pos, typ, sum := tokRow(tr.WordEmb.Data, E), tokRow(tr.PosEmb.Data, E), tokRow(tr.TypeEmb.Data, E), tokRow(tr.EmbSum.Data, E)
 	emb := tokRow(tr.HiddenStates[0].Data, H)
 	x := tokRow(tr.HiddenStates[layer].Data, H)
 	q, k, v := tokRow(lt.Query.Data, H), tokRow(lt.Key.Data, H), tokRow(lt.Value.Data, H)
@@ -129,7 +130,7 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 	}
 	attnOut := tokRow(lt.AttentionOutput.Data, H)
 	I := c.IntermediateSize
-	pre := linearRow(m.Layers[layer].Inter, attnOut)
+	pre := linearRow(m.Block(layer).Inter, attnOut)
 	inter := tokRow(lt.Intermediate.Data, I)
 	ffn := tokRow(lt.FFNOut.Data, H)
 	resid2 := make([]float32, H)
@@ -178,12 +179,19 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		}
 		scoreWhat += " This model also adds terms that depend only on the distance i−j between the two tokens, so a head can learn to look at the previous or the next word."
 	}
+	embedLN := Step{ID: "embed-ln", Title: "Embedding LayerNorm",
+		Formula: "LayerNorm(e) = γ · (e − mean(e)) / √(var(e) + ε) + β",
+		What:    "LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This is the input of layer 0.",
+		Vectors: []Vector{{Name: "sum", Values: sum}, {Name: "embedding output", Values: emb}}}
+	if tr.Embeddings != nil {
+		// ALBERT: the LayerNorm's output is E wide; a linear map takes it to the hidden size.
+		embedLN.Formula += fmt.Sprintf(", then x = LayerNorm(e)·W_embᵀ + b_emb, %d → %d dimensions", E, H)
+		embedLN.What = fmt.Sprintf("LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. ALBERT keeps its embeddings small (%d numbers a token) and one linear map (embedding_hidden_mapping_in) widens them to the %d of the layers: that is the input of layer 0.", E, H)
+		embedLN.Vectors = []Vector{{Name: "sum", Values: sum}, {Name: "LayerNorm output", Values: tokRow(tr.Embeddings.Data, E)}, {Name: "embedding output", Values: emb}}
+	}
 	res.Steps = []Step{
 		embed,
-		{ID: "embed-ln", Title: "Embedding LayerNorm",
-			Formula: "LayerNorm(e) = γ · (e − mean(e)) / √(var(e) + ε) + β",
-			What:    "LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This is the input of layer 0.",
-			Vectors: []Vector{{Name: "sum", Values: sum}, {Name: "embedding output", Values: emb}}},
+		embedLN,
 		{ID: "qkv", Title: "Query, key and value",
 			Formula: fmt.Sprintf("q = x·W_Qᵀ + b_Q, k = x·W_Kᵀ + b_K, v = x·W_Vᵀ + b_V, each split into %d heads of %d", A, D),
 			What:    "Three linear maps turn the token's vector into a query (what it looks for), a key (what it offers) and a value (what it passes on), each cut into one slice per head.",

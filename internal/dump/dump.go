@@ -23,6 +23,8 @@ type Inputs struct {
 	AttentionMask     [][]int `json:"attention_mask"`
 	Labels            [][]int `json:"labels"`
 	NextSentenceLabel []int   `json:"next_sentence_label"`
+	// SentenceOrderLabel is ALBERT's (AlbertForPreTraining's SOP head, where BERT has NSP).
+	SentenceOrderLabel []int `json:"sentence_order_label"`
 }
 
 // maxInputsFile bounds inputs.json.
@@ -62,15 +64,8 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 	add("pooler_output", o.Pooled)
 	family := !m.Config.FamilyOf().Is(bert.FamilyBERT)
 	if family {
-		// The other families' …ForMaskedLM return MaskedLMOutput: logits, and the loss of the labels.
-		add("logits", o.MLMLogits)
-		if in.Labels != nil && o.MLMLogits != nil {
-			loss, _, err := bert.CrossEntropy(o.MLMLogits.Data, m.Config.VocabSize, flatten(in.Labels))
-			if err != nil {
-				return fmt.Errorf("%s: %w", inputs, err)
-			}
-			add("loss", &tensor.Tensor{Shape: []int{1}, Data: []float32{float32(loss)}})
-			fmt.Fprintf(stdout, "loss %.6f (masked LM)\n", loss)
+		if err := familyOutputs(m, o, in, add, stdout); err != nil {
+			return fmt.Errorf("%s: %w", inputs, err)
 		}
 	} else {
 		add("prediction_logits", o.MLMLogits)
@@ -102,6 +97,9 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 				its = append(its, hf.Tensor{Name: fmt.Sprintf("layer.%d.%s", l, p.n), Shape: p.t.Shape, Data: p.t.Data})
 			}
 		}
+		if t := o.Trace.Embeddings; t != nil {
+			its = append(its, hf.Tensor{Name: "embeddings", Shape: t.Shape, Data: t.Data})
+		}
 		if t := o.Trace.MLMTransform; t != nil {
 			its = append(its, hf.Tensor{Name: "mlm_transform", Shape: t.Shape, Data: t.Data})
 		}
@@ -116,6 +114,40 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 			return fmt.Errorf("gradients: %w", err)
 		}
 		fmt.Fprintf(stdout, "wrote %d gradients to %s\n", n, opt.Grads)
+	}
+	return nil
+}
+
+// familyOutputs adds the outputs of the families other than BERT under transformers' names:
+// …ForMaskedLM's MaskedLMOutput (logits, and loss for the labels), or AlbertForPreTraining's
+// prediction_logits and sop_logits, its loss the masked LM's plus the sentence order's.
+func familyOutputs(m *bert.Model, o *bert.Output, in *Inputs, add func(string, *tensor.Tensor), stdout io.Writer) error {
+	scalar := func(v float64) *tensor.Tensor { return &tensor.Tensor{Shape: []int{1}, Data: []float32{float32(v)}} }
+	if o.NSPLogits == nil {
+		add("logits", o.MLMLogits)
+		if in.Labels != nil && o.MLMLogits != nil {
+			loss, _, err := bert.CrossEntropy(o.MLMLogits.Data, m.Config.VocabSize, flatten(in.Labels))
+			if err != nil {
+				return err
+			}
+			add("loss", scalar(loss))
+			fmt.Fprintf(stdout, "loss %.6f (masked LM)\n", loss)
+		}
+		return nil
+	}
+	add("prediction_logits", o.MLMLogits)
+	add("sop_logits", o.NSPLogits)
+	if in.Labels != nil && in.SentenceOrderLabel != nil && o.MLMLogits != nil {
+		mlm, _, err := bert.CrossEntropy(o.MLMLogits.Data, m.Config.VocabSize, flatten(in.Labels))
+		if err != nil {
+			return err
+		}
+		sop, _, err := bert.CrossEntropy(o.NSPLogits.Data, 2, in.SentenceOrderLabel)
+		if err != nil {
+			return err
+		}
+		add("loss", scalar(mlm+sop))
+		fmt.Fprintf(stdout, "loss %.6f (masked LM %.6f, sentence order %.6f)\n", mlm+sop, mlm, sop)
 	}
 	return nil
 }
@@ -202,6 +234,9 @@ func (in *Inputs) Batch() (bert.Batch, error) {
 	}
 	if in.NextSentenceLabel != nil && len(in.NextSentenceLabel) != B {
 		return bert.Batch{}, fmt.Errorf("next_sentence_label has %d entries, want %d", len(in.NextSentenceLabel), B)
+	}
+	if in.SentenceOrderLabel != nil && len(in.SentenceOrderLabel) != B {
+		return bert.Batch{}, fmt.Errorf("sentence_order_label has %d entries, want %d", len(in.SentenceOrderLabel), B)
 	}
 	return bert.Batch{B: B, S: S, InputIDs: flatten(in.InputIDs), TokenTypeIDs: flatten(in.TokenTypeIDs), AttentionMask: flatten(in.AttentionMask)}, nil
 }

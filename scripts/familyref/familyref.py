@@ -25,6 +25,13 @@
 #                               exact), layer_norm_eps 1e-5, type_vocab_size 1, a stale
 #                               roberta.embeddings.position_ids buffer, a pad id at an attended
 #                               position (it keeps position padding_idx)
+#   albert-tiny-random          AlbertForPreTraining (modeling_albert.py): embedding_size 16 apart
+#                               from hidden 48, 3 layers sharing one group, token types, the SOP
+#                               head; outputs prediction_logits, sop_logits, pooler_output and
+#                               loss (masked LM + sentence order); intermediates add "embeddings"
+#                               (the embedding LayerNorm's output before embedding_hidden_mapping_in)
+#   albert-tiny-groups          AlbertModel (bare names), 3 layers over 2 groups (blocks 0, 1 run
+#                               group 0, block 2 group 1: int(i / (3 / 2))), embedding_size 24
 #
 #   /usr/bin/python3 scripts/familyref/familyref.py core/bert/testdata
 # (Debian's python3-torch; no transformers, no safetensors package: a small writer below.)
@@ -291,6 +298,98 @@ def roberta(out_dir, seed):
          hs, atts, outs, rec, desc, extra)
 
 
+def albert(out_dir, seed, pretraining, E, groups):
+    P, PAD, CLS, SEP, MASK = 16, 0, 2, 3, 4
+    eps, hidden_act = 1e-12, "gelu_new"
+    W = Weights(seed)
+    W.normal("word_embeddings", (VOCAB, E), 0.5)
+    W.w["word_embeddings"][PAD] = 0
+    W.normal("position_embeddings", (P, E), 0.5)
+    W.normal("token_type_embeddings", (2, E), 0.5)
+    W.layernorm("emb_ln", E)
+    W.linear("mapping", HID, E)
+    for g in range(groups):
+        for part, (o, i) in {"query": (HID, HID), "key": (HID, HID), "value": (HID, HID),
+                             "dense": (HID, HID), "ffn": (INTER, HID), "ffn_output": (HID, INTER)}.items():
+            W.linear(f"g{g}.{part}", o, i)
+        W.layernorm(f"g{g}.attn_ln", HID)
+        W.layernorm(f"g{g}.full_ln", HID)
+    if pretraining:
+        W.linear("pooler", HID, HID)
+        W.linear("pred_dense", E, HID)
+        W.layernorm("pred_ln", E)
+        W.normal("pred_bias", (VOCAB,), 0.1)
+        W.linear("sop", 2, HID)
+
+    ids = torch.tensor([[CLS, 17, MASK, 55, SEP, 91, MASK, 33, 118, SEP],
+                        [CLS, 64, 8, MASK, SEP, 40, SEP, PAD, PAD, PAD]])
+    types = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1, 1, 0, 0, 0]])
+    mask = torch.tensor([[1] * 10, [1] * 7 + [0] * 3])
+    labels = torch.full((B, S), -100)
+    labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+    sop_labels = torch.tensor([1, 0])
+
+    x = W.get("word_embeddings")[ids] + W.get("token_type_embeddings")[types] + W.get("position_embeddings")[:S]
+    emb = layer_norm(W, x, "emb_ln", eps)  # [B, S, E]
+    e = linear(W, emb, "mapping")  # embedding_hidden_mapping_in: [B, S, H]
+    L = LAYERS
+    rec, hs, atts, h = {"embeddings": emb}, [e], [], e
+    for i in range(L):
+        g = int(i / (L / groups))  # the group of block i, as AlbertTransformer computes it
+        n = {"q": f"g{g}.query", "k": f"g{g}.key", "v": f"g{g}.value", "o": f"g{g}.dense", "ln1": f"g{g}.attn_ln",
+             "i": f"g{g}.ffn", "f": f"g{g}.ffn_output", "ln2": f"g{g}.full_ln"}
+        h, p = block(W, h, mask, n, ACTS[hidden_act], eps, rec, i, scale_q_first=False)
+        hs.append(h)
+        atts.append(p)
+    outs = {"last_hidden_state": h}
+    inputs = {"input_ids": ids, "token_type_ids": types, "attention_mask": mask}
+    if pretraining:
+        pooled = torch.tanh(linear(W, h[:, 0], "pooler"))
+        t = layer_norm(W, ACTS[hidden_act](linear(W, h, "pred_dense")), "pred_ln", eps)  # AlbertMLMHead: [B, S, E]
+        rec["mlm_transform"] = t
+        logits = t @ W.get("word_embeddings").T + W.get("pred_bias")
+        sop = linear(W, pooled, "sop")
+        loss = mlm_loss(logits, labels) + F.cross_entropy(sop, sop_labels)
+        outs.update({"pooler_output": pooled, "prediction_logits": logits, "sop_logits": sop, "loss": loss.reshape(1)})
+        inputs.update({"labels": labels, "sentence_order_label": sop_labels})
+
+    pre = "albert." if pretraining else ""
+    hf = {pre + "embeddings.word_embeddings.weight": "word_embeddings",
+          pre + "embeddings.position_embeddings.weight": "position_embeddings",
+          pre + "embeddings.token_type_embeddings.weight": "token_type_embeddings",
+          pre + "embeddings.LayerNorm.weight": "emb_ln.weight", pre + "embeddings.LayerNorm.bias": "emb_ln.bias"}
+    for s_ in ("weight", "bias"):
+        hf[f"{pre}encoder.embedding_hidden_mapping_in.{s_}"] = f"mapping.{s_}"
+        for g in range(groups):
+            lp = f"{pre}encoder.albert_layer_groups.{g}.albert_layers.0."
+            for ours, theirs in [("query", "attention.query"), ("key", "attention.key"), ("value", "attention.value"),
+                                 ("dense", "attention.dense"), ("attn_ln", "attention.LayerNorm"), ("ffn", "ffn"),
+                                 ("ffn_output", "ffn_output"), ("full_ln", "full_layer_layer_norm")]:
+                hf[f"{lp}{theirs}.{s_}"] = f"g{g}.{ours}.{s_}"
+        if pretraining:
+            hf[f"albert.pooler.{s_}"] = f"pooler.{s_}"
+            hf[f"predictions.dense.{s_}"] = f"pred_dense.{s_}"
+            hf[f"predictions.LayerNorm.{s_}"] = f"pred_ln.{s_}"
+            hf[f"sop_classifier.classifier.{s_}"] = f"sop.{s_}"
+    if pretraining:
+        hf["predictions.bias"] = "pred_bias"
+    cfg = {"architectures": ["AlbertForPreTraining" if pretraining else "AlbertModel"], "model_type": "albert",
+           "attention_probs_dropout_prob": 0, "bos_token_id": 2, "classifier_dropout_prob": 0.1,
+           "embedding_size": E, "eos_token_id": 3, "hidden_act": hidden_act, "hidden_dropout_prob": 0,
+           "hidden_size": HID, "initializer_range": 0.02, "inner_group_num": 1, "intermediate_size": INTER,
+           "layer_norm_eps": eps, "max_position_embeddings": P, "num_attention_heads": HEADS,
+           "num_hidden_groups": groups, "num_hidden_layers": L, "pad_token_id": PAD,
+           "position_embedding_type": "absolute", "type_vocab_size": 2, "torch_dtype": "float32",
+           "transformers_version": "4.38.2", "vocab_size": VOCAB}
+    desc = (f"{cfg['architectures'][0]}: vocab {VOCAB}, embedding_size {E}, hidden {HID}, {L} layers sharing "
+            f"{groups} group(s) (block i runs group int(i / ({L} / {groups}))), {HEADS} heads (head size "
+            f"{HID // HEADS}), intermediate {INTER}, max positions {P}, hidden_act {hidden_act}; pad {PAD}. "
+            f"hidden_states.0 is the output of embedding_hidden_mapping_in (as transformers reports it); "
+            f"intermediates' \"embeddings\" is the embedding LayerNorm's output before it. Sequence 1 is padded "
+            f"after 7 tokens; both sequences are pairs (token types 0 and 1).")
+    save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, {})
+
+
 def save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
@@ -310,7 +409,7 @@ def save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):
     o.update({k: f32(v) for k, v in outs.items()})
     write_safetensors(os.path.join(out_dir, "outputs.safetensors"), o)
     write_safetensors(os.path.join(out_dir, "intermediates.safetensors"), {k: f32(v) for k, v in rec.items()})
-    loss = f" MLM loss {outs['loss'].item()!r}." if "loss" in outs else ""
+    loss = f" Loss {outs['loss'].item()!r}." if "loss" in outs else ""
     with open(os.path.join(out_dir, "SOURCE.md"), "w") as f:
         f.write(f"Made by `/usr/bin/python3 scripts/familyref/familyref.py core/bert/testdata` (PyTorch float64 from "
                 f"transformers' formulas, stored as float32; see the script's header for every file).\n\n"
@@ -322,3 +421,5 @@ if __name__ == "__main__":
     distilbert(os.path.join(root, "distilbert-tiny-random"), 11, mlm=True, sinusoidal=False, activation="gelu")
     distilbert(os.path.join(root, "distilbert-tiny-sinusoidal"), 12, mlm=False, sinusoidal=True, activation="relu")
     roberta(os.path.join(root, "roberta-tiny-random"), 13)
+    albert(os.path.join(root, "albert-tiny-random"), 14, pretraining=True, E=16, groups=1)
+    albert(os.path.join(root, "albert-tiny-groups"), 15, pretraining=False, E=24, groups=2)
