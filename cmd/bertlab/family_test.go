@@ -16,6 +16,8 @@ var familyFixtures = []string{
 	"../../core/bert/testdata/roberta-tiny-random",
 	"../../core/bert/testdata/albert-tiny-random",
 	"../../core/bert/testdata/albert-tiny-groups",
+	"../../core/bert/testdata/electra-tiny-discriminator",
+	"../../core/bert/testdata/electra-tiny-generator",
 }
 
 // TestDumpFamiliesMatchFixtures: bertlab dump of each family fixture writes exactly the

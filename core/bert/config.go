@@ -259,8 +259,8 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	if c.Family.Is(FamilyDistilBERT) {
 		return c.marshalDistilBERT()
 	}
-	if c.Family.Is(FamilyALBERT) {
-		return c.marshalALBERT()
+	if c.Family.Is(FamilyALBERT) || c.Family.Is(FamilyELECTRA) {
+		return c.marshalEmbeddingSize()
 	}
 	type plain Config
 	base, err := json.Marshal(plain(c))

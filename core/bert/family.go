@@ -33,10 +33,16 @@ const (
 	// layers, the MLM head back down to E before the tied decoder, and sentence-order
 	// prediction (SOP) on the pooled output where BERT has NSP.
 	FamilyALBERT Family = "albert"
+	// FamilyELECTRA is Clark et al. (2020): BERT's blocks with embeddings of their own size E
+	// (embedding_size), mapped to the hidden size by a linear layer when the two differ; the
+	// discriminator (ElectraForPreTraining) scores every token as replaced or original (Model.RTD),
+	// the generator (ElectraForMaskedLM) has an MLM head back down to E whose activation is
+	// always the exact GELU.
+	FamilyELECTRA Family = "electra"
 )
 
 // Families lists the model_type values ParseConfig accepts.
-var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT, FamilyALBERT}
+var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT, FamilyALBERT, FamilyELECTRA}
 
 // Name is the model_type of f: "bert" for the zero Family.
 func (f Family) Name() string {
@@ -88,10 +94,11 @@ func (c Config) SharesLayers() bool { return c.NumLayers() != c.NumHiddenLayers 
 // HasTokenTypes reports whether the model has token type embeddings (DistilBERT has none).
 func (c Config) HasTokenTypes() bool { return c.TypeVocabSize > 0 }
 
-// MLMAct is the hidden_act name of the MLM head's activation: RoBERTa's lm_head always applies
-// the exact GELU; BERT and DistilBERT apply the config's hidden_act (DistilBERT's activation).
+// MLMAct is the hidden_act name of the MLM head's activation: RoBERTa's lm_head and ELECTRA's
+// generator_predictions always apply the exact GELU; BERT, DistilBERT (its activation) and
+// ALBERT apply the config's hidden_act.
 func (c Config) MLMAct() string {
-	if c.Family.Is(FamilyRoBERTa) {
+	if c.Family.Is(FamilyRoBERTa) || c.Family.Is(FamilyELECTRA) {
 		return "gelu"
 	}
 	return c.HiddenAct
@@ -189,7 +196,8 @@ func checkGeneric(fam Family, key string, v json.RawMessage) error {
 // config back keeps them: dropouts of heads this package does not build, and ALBERT's
 // inner_group_num.
 var keepInExtra = map[string]bool{"qa_dropout": true, "seq_classif_dropout": true,
-	"classifier_dropout_prob": true, "inner_group_num": true}
+	"classifier_dropout_prob": true, "inner_group_num": true, "summary_type": true, "summary_use_proj": true,
+	"summary_activation": true, "summary_last_dropout": true}
 
 // rawConfig decodes config.json into its keys, null values left out (some exporters write
 // null for a default).
@@ -288,6 +296,33 @@ func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
 			}
 			return nil
 		}
+	case FamilyELECTRA:
+		// ElectraConfig's defaults (ELECTRA-small's sizes).
+		c = Config{VocabSize: 30522, HiddenSize: 256, NumHiddenLayers: 12, NumAttentionHeads: 4,
+			IntermediateSize: 1024, HiddenAct: "gelu", HiddenDropoutProb: 0.1, AttentionProbsDropoutProb: 0.1,
+			MaxPositionEmbeddings: 512, TypeVocabSize: 2, InitializerRange: 0.02, LayerNormEps: 1e-12,
+			PadTokenID: 0, PositionEmbeddingType: PositionAbsolute, TieWordEmbeddings: true, EmbeddingSize: 128}
+		var summary json.RawMessage
+		fields = map[string]any{
+			"vocab_size": &c.VocabSize, "embedding_size": &c.EmbeddingSize, "hidden_size": &c.HiddenSize,
+			"num_hidden_layers": &c.NumHiddenLayers, "num_attention_heads": &c.NumAttentionHeads,
+			"intermediate_size": &c.IntermediateSize, "hidden_act": &c.HiddenAct,
+			"hidden_dropout_prob": &c.HiddenDropoutProb, "attention_probs_dropout_prob": &c.AttentionProbsDropoutProb,
+			"max_position_embeddings": &c.MaxPositionEmbeddings, "type_vocab_size": &c.TypeVocabSize,
+			"initializer_range": &c.InitializerRange, "layer_norm_eps": &c.LayerNormEps,
+			"pad_token_id": &c.PadTokenID, "position_embedding_type": &c.PositionEmbeddingType,
+			"tie_word_embeddings": &c.TieWordEmbeddings,
+			// The sequence-summary heads' settings (classification, multiple choice): kept for
+			// the round trip.
+			"summary_type": &summary, "summary_use_proj": &summary, "summary_activation": &summary,
+			"summary_last_dropout": &summary,
+		}
+		check = func(c Config) error {
+			if c.EmbeddingSize < 1 {
+				return fmt.Errorf("config.json: field \"embedding_size\": %d, want at least 1", c.EmbeddingSize)
+			}
+			return nil
+		}
 	default:
 		return Config{}, fmt.Errorf("config.json: model_type %q is not supported (have %s)", fam, familyList())
 	}
@@ -367,8 +402,9 @@ func (c Config) marshalDistilBERT() ([]byte, error) {
 	return json.MarshalIndent(out, "", "  ")
 }
 
-// marshalALBERT writes an ALBERT config: BERT's keys, ALBERT's own and the Extra keys.
-func (c Config) marshalALBERT() ([]byte, error) {
+// marshalEmbeddingSize writes an ALBERT or ELECTRA config: BERT's keys, embedding_size (and
+// ALBERT's num_hidden_groups) and the Extra keys.
+func (c Config) marshalEmbeddingSize() ([]byte, error) {
 	c2 := c
 	c2.Family = FamilyRoBERTa // any family that writes BERT's keys
 	base, err := c2.MarshalJSON()
@@ -380,7 +416,9 @@ func (c Config) marshalALBERT() ([]byte, error) {
 		return nil, err
 	}
 	m["embedding_size"] = json.RawMessage(fmt.Sprint(c.EmbDim()))
-	m["num_hidden_groups"] = json.RawMessage(fmt.Sprint(c.NumLayers()))
-	m["model_type"] = json.RawMessage(`"albert"`)
+	if c.Family.Is(FamilyALBERT) {
+		m["num_hidden_groups"] = json.RawMessage(fmt.Sprint(c.NumLayers()))
+	}
+	m["model_type"] = json.RawMessage(fmt.Sprintf("%q", c.Family.Name()))
 	return json.MarshalIndent(m, "", "  ")
 }

@@ -2,6 +2,7 @@ package bert_test
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,14 +20,17 @@ var familyFixtures = []struct {
 	family bert.Family
 	mlm    bool // the checkpoint has the MLM head (…ForMaskedLM)
 	sop    bool // the checkpoint has the pooler and ALBERT's SOP head (AlbertForPreTraining)
+	rtd    bool // the checkpoint has ELECTRA's discriminator head (ElectraForPreTraining)
 	// notes are substrings the loader's report must hold.
 	notes []string
 }{
-	{"testdata/distilbert-tiny-random", bert.FamilyDistilBERT, true, false, []string{"decoder weight absent"}},
-	{"testdata/distilbert-tiny-sinusoidal", bert.FamilyDistilBERT, false, false, nil},
-	{"testdata/roberta-tiny-random", bert.FamilyRoBERTa, true, false, []string{"stale buffer roberta.embeddings.position_ids"}},
-	{"testdata/albert-tiny-random", bert.FamilyALBERT, true, true, []string{"decoder weight absent"}},
-	{"testdata/albert-tiny-groups", bert.FamilyALBERT, false, false, nil},
+	{"testdata/distilbert-tiny-random", bert.FamilyDistilBERT, true, false, false, []string{"decoder weight absent"}},
+	{"testdata/distilbert-tiny-sinusoidal", bert.FamilyDistilBERT, false, false, false, nil},
+	{"testdata/roberta-tiny-random", bert.FamilyRoBERTa, true, false, false, []string{"stale buffer roberta.embeddings.position_ids"}},
+	{"testdata/albert-tiny-random", bert.FamilyALBERT, true, true, false, []string{"decoder weight absent"}},
+	{"testdata/albert-tiny-groups", bert.FamilyALBERT, false, false, false, nil},
+	{"testdata/electra-tiny-discriminator", bert.FamilyELECTRA, false, false, true, nil},
+	{"testdata/electra-tiny-generator", bert.FamilyELECTRA, true, false, false, []string{"decoder weight absent"}},
 }
 
 // familyBatch reads a family fixture's inputs.safetensors: the batch [B, S], the MLM labels and
@@ -81,11 +85,11 @@ func TestFamilyMatchesFixture(t *testing.T) {
 					t.Errorf("report notes %q lack %q", f.Report.Notes, n)
 				}
 			}
-			if (m.MLM != nil) != fx.mlm || (m.Pooler != nil) != fx.sop || (m.NSP != nil) != fx.sop {
-				t.Fatalf("heads %v, want mlm %v, pooler and sop %v", m.HeadNames(), fx.mlm, fx.sop)
+			if (m.MLM != nil) != fx.mlm || (m.Pooler != nil) != fx.sop || (m.NSP != nil) != fx.sop || (m.RTD != nil) != fx.rtd {
+				t.Fatalf("heads %v, want mlm %v, pooler and sop %v, rtd %v", m.HeadNames(), fx.mlm, fx.sop, fx.rtd)
 			}
 			b, labels, sopLabels := familyBatch(t, fx.dir)
-			out, err := m.Forward(b, bert.Options{MLM: fx.mlm, NSP: fx.sop, Trace: true})
+			out, err := m.Forward(b, bert.Options{MLM: fx.mlm, NSP: fx.sop, RTD: fx.rtd, Trace: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,6 +108,10 @@ func TestFamilyMatchesFixture(t *testing.T) {
 			}
 			if e := out.Trace.Embeddings; e != nil {
 				got["embeddings"] = e.Data
+			}
+			if fx.rtd {
+				got["logits"] = out.RTDLogits.Data
+				got["loss"] = []float32{float32(replacedLoss(out.RTDLogits.Data, labels, b.AttentionMask))}
 			}
 			if fx.mlm {
 				// …ForMaskedLM calls them logits, AlbertForPreTraining prediction_logits.
@@ -155,4 +163,24 @@ func sortedNames(m map[string][]float32) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// replacedLoss is ElectraForPreTraining's loss, written out here: the mean binary cross-entropy
+// of sigmoid(logit) and the label over the attended tokens.
+func replacedLoss(logits []float32, labels, mask []int) float64 {
+	var sum float64
+	n := 0
+	for i, z := range logits {
+		if mask[i] == 0 {
+			continue
+		}
+		p := 1 / (1 + math.Exp(-float64(z)))
+		if labels[i] == 1 {
+			sum -= math.Log(p)
+		} else {
+			sum -= math.Log(1 - p)
+		}
+		n++
+	}
+	return sum / float64(n)
 }

@@ -44,7 +44,16 @@ func TestParseFamilyConfig(t *testing.T) {
 		{"roberta not pruned", `{` + roberta + `,"pruned_heads":{},"is_decoder":false}`, func(Config) bool { return true }, ""},
 		{"roberta relative", `{` + roberta + `,"position_embedding_type":"relative_key"}`, nil, `"position_embedding_type"`},
 		{"roberta no room", `{` + roberta + `,"max_position_embeddings":2}`, nil, "leaves no position"},
-		{"electra", `{"model_type":"electra"}`, nil, `model_type "electra" is not supported (have bert, roberta, distilbert, albert)`},
+		{"deberta", `{"model_type":"deberta-v2"}`, nil, `model_type "deberta-v2" is not supported (have bert, roberta, distilbert, albert, electra)`},
+		{"electra small", `{"model_type":"electra","embedding_size":128,"hidden_size":256,"summary_type":"first","summary_use_proj":true}`, func(c Config) bool {
+			return c.FamilyOf() == FamilyELECTRA && c.EmbDim() == 128 && c.HasEmbProj() && !c.SharesLayers() && c.MLMAct() == "gelu" &&
+				string(c.Extra["summary_type"]) == `"first"`
+		}, ""},
+		{"electra base", `{"model_type":"electra","embedding_size":768,"hidden_size":768,"num_attention_heads":12,"hidden_act":"gelu_new"}`, func(c Config) bool {
+			return !c.HasEmbProj() && c.MLMAct() == "gelu"
+		}, ""},
+		{"electra embedding size", `{"model_type":"electra","embedding_size":0}`, nil, `field "embedding_size": 0`},
+		{"electra unknown", `{"model_type":"electra","num_hidden_groups":1}`, nil, `field "num_hidden_groups" is not supported for model_type "electra"`},
 		{"albert keys", `{` + albert + `,"classifier_dropout_prob":0.1,"inner_group_num":1}`, func(c Config) bool {
 			return c.FamilyOf() == FamilyALBERT && c.EmbDim() == 16 && c.HasEmbProj() && c.NumLayers() == 2 && c.SharesLayers() &&
 				c.LayerIndex(0) == 0 && c.LayerIndex(1) == 0 && c.LayerIndex(2) == 1 && c.HiddenAct == "gelu_new" &&
@@ -85,6 +94,7 @@ func TestFamilyConfigRoundTrip(t *testing.T) {
 		`{"model_type":"distilbert","dim":48,"n_heads":2,"n_layers":3,"hidden_dim":64,"vocab_size":120,"activation":"relu","sinusoidal_pos_embds":true,"qa_dropout":0.1}`,
 		`{"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"vocab_size":120,"layer_norm_eps":1e-5,"bos_token_id":0}`,
 		`{"model_type":"albert","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":64,"vocab_size":120,"inner_group_num":1}`,
+		`{"model_type":"electra","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"summary_use_proj":true}`,
 	} {
 		c, err := ParseConfig([]byte(in))
 		if err != nil {

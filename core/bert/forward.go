@@ -27,6 +27,8 @@ type Options struct {
 	MLMRows []int
 	// NSP computes the next-sentence logits (needs the pooler and the NSP head).
 	NSP bool
+	// RTD computes ELECTRA's replaced-token logits (needs the RTD head).
+	RTD bool
 	// Trace records every layer's hidden states and attention probabilities and the
 	// per-operation intermediates of every layer.
 	Trace bool
@@ -42,6 +44,7 @@ type Output struct {
 	Pooled    *tensor.Tensor // pooler_output: [B, H]; nil without a pooler
 	MLMLogits *tensor.Tensor // prediction_logits: [B, S, V] (or [len(MLMRows), V]); nil unless asked
 	NSPLogits *tensor.Tensor // seq_relationship_logits: [B, 2]; nil unless asked
+	RTDLogits *tensor.Tensor // ELECTRA's discriminator logits, one a token: [B, S]; nil unless asked
 	Trace     *Trace         // nil unless asked
 }
 
@@ -141,6 +144,9 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 	if opt.NSP && (m.NSP == nil || m.Pooler == nil) {
 		return nil, fmt.Errorf("forward: the model has no NSP head (cls.seq_relationship and bert.pooler)")
 	}
+	if opt.RTD && m.RTD == nil {
+		return nil, fmt.Errorf("forward: the model has no replaced-token head (discriminator_predictions)")
+	}
 	for _, r := range opt.MLMRows {
 		if r < 0 || r >= b.B*b.S {
 			return nil, fmt.Errorf("forward: MLM row %d outside the batch of %d positions", r, b.B*b.S)
@@ -183,6 +189,9 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 	if opt.NSP {
 		out.NSPLogits = tensor.New(B, 2)
 		tensor.Linear(out.NSPLogits.Data, out.Pooled.Data, m.NSP.W.Data, m.NSP.B.Data, B, H, 2)
+	}
+	if opt.RTD {
+		out.RTDLogits = m.rtdLogits(h, B, b.S, p)
 	}
 	if sc != nil {
 		// Not deferred: after a panic, goroutines of the pass may still write to the scratch.
@@ -583,6 +592,18 @@ func (m *Model) pool(h *tensor.Tensor, B, S int) *tensor.Tensor {
 	tensor.Gemm(false, true, B, H, H, 1, h.Data, S*H, m.Pooler.W.Data, H, 0, out.Data, H)
 	tensor.AddBias(out.Data, m.Pooler.B.Data, H)
 	tensor.Tanh(out.Data)
+	return out
+}
+
+// rtdLogits is ELECTRA's ElectraDiscriminatorPredictions on h [B, S, H]: act(dense(h)), then
+// the one-output dense_prediction. [B, S]
+func (m *Model) rtdLogits(h *tensor.Tensor, B, S int, p *pass) *tensor.Tensor {
+	H, n := m.Config.HiddenSize, B*S
+	t := tensor.New(n, H)
+	m.RTD.Dense.apply(t.Data, h.Data, n, H, H, true)
+	p.act(t.Data)
+	out := tensor.New(B, S)
+	m.RTD.Out.apply(out.Data, t.Data, n, H, 1, true)
 	return out
 }
 

@@ -64,6 +64,14 @@ type MLMHead struct {
 	decPacked *tensor.PackedB
 }
 
+// RTDHead is ELECTRA's replaced-token detection head (ElectraDiscriminatorPredictions): one
+// logit a token, act(h·Denseᵀ + b)·Outᵀ + b with the config's hidden_act; positive means
+// "replaced".
+type RTDHead struct {
+	Dense Linear // discriminator_predictions.dense: [H, H]
+	Out   Linear // discriminator_predictions.dense_prediction: [1, H]
+}
+
 // Model is BERT with HF BertForPreTraining's parameters. Pooler, MLM and NSP are nil when the
 // checkpoint has no such head (a BertModel or BertForMaskedLM checkpoint).
 type Model struct {
@@ -84,6 +92,7 @@ type Model struct {
 	Pooler *Linear  // bert.pooler.dense: [H, H]
 	MLM    *MLMHead // cls.predictions
 	NSP    *Linear  // cls.seq_relationship: [2, H]
+	RTD    *RTDHead // ELECTRA's discriminator_predictions
 
 	// inPlace is set by PackWeightsInPlace; nil for a model that keeps its raw weights.
 	inPlace *inPlace
@@ -102,8 +111,8 @@ type Param struct {
 	T    *tensor.Tensor
 }
 
-// Heads selects which heads a new model has.
-type Heads struct{ Pooler, MLM, NSP bool }
+// Heads selects which heads a new model has. RTD is ELECTRA's discriminator head.
+type Heads struct{ Pooler, MLM, NSP, RTD bool }
 
 // AllHeads is BertForPreTraining's set of heads.
 var AllHeads = Heads{Pooler: true, MLM: true, NSP: true}
@@ -162,6 +171,9 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 	if heads.NSP {
 		p := lin(2, H)
 		m.NSP = &p
+	}
+	if heads.RTD {
+		m.RTD = &RTDHead{Dense: lin(H, H), Out: lin(1, H)}
 	}
 	return m, nil
 }
@@ -276,6 +288,10 @@ func (m *Model) params() []Param {
 	if m.NSP != nil {
 		addLin("cls.seq_relationship", *m.NSP)
 	}
+	if m.RTD != nil {
+		addLin("discriminator_predictions.dense", m.RTD.Dense)
+		addLin("discriminator_predictions.dense_prediction", m.RTD.Out)
+	}
 	return ps
 }
 
@@ -289,7 +305,7 @@ func (m *Model) NumParams() int64 {
 	return n
 }
 
-// HeadNames lists the heads the model has ("pooler", "mlm", "nsp").
+// HeadNames lists the heads the model has ("pooler", "mlm", "nsp", "rtd").
 func (m *Model) HeadNames() []string {
 	var h []string
 	if m.Pooler != nil {
@@ -300,6 +316,9 @@ func (m *Model) HeadNames() []string {
 	}
 	if m.NSP != nil {
 		h = append(h, "nsp")
+	}
+	if m.RTD != nil {
+		h = append(h, "rtd")
 	}
 	return h
 }
@@ -329,6 +348,9 @@ func (c Config) ParamCount(heads Heads) int64 {
 	}
 	if heads.NSP {
 		n += lin(2, H)
+	}
+	if heads.RTD {
+		n += lin(H, H) + lin(1, H)
 	}
 	return n
 }

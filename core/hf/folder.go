@@ -245,6 +245,7 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 		Pooler: has("bert.pooler.dense.weight"),
 		MLM:    has("cls.predictions.transform.dense.weight"),
 		NSP:    has("cls.seq_relationship.weight"),
+		RTD:    has("discriminator_predictions.dense.weight"),
 	}
 	if heads.NSP && !heads.Pooler {
 		return nil, nil, fmt.Errorf("checkpoint %s: has %s but no %s", path, fname("cls.seq_relationship.weight"), fname("bert.pooler.dense.weight"))
@@ -355,6 +356,10 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 			arch = "AlbertForPreTraining" // its SOP head is the NSP head's shape
 		case m.NSP != nil:
 			return fmt.Errorf("save %s: %s has no next-sentence head", dir, cfg.Family)
+		case m.RTD != nil && m.MLM != nil:
+			return fmt.Errorf("save %s: no transformers class has both ELECTRA's discriminator and generator heads", dir)
+		case m.RTD != nil:
+			arch = "ElectraForPreTraining"
 		case m.MLM != nil:
 			arch = familyArchs[cfg.Family][1]
 		}
@@ -362,7 +367,7 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 		named := make([]bert.Param, len(params))
 		for i, p := range params {
 			n := FamilyName(cfg.Family, p.Name)
-			if m.MLM == nil {
+			if m.MLM == nil && m.NSP == nil && m.RTD == nil {
 				n = strings.TrimPrefix(n, fn.prefix)
 			}
 			named[i] = bert.Param{Name: n, T: p.T}

@@ -126,6 +126,19 @@ var families = map[bert.Family]familyNames{
 			{"sop_classifier.classifier.", "cls.seq_relationship."},
 		},
 	},
+	bert.FamilyELECTRA: {
+		prefix: "electra.",
+		roots:  []string{"embeddings.", "embeddings_project.", "encoder."},
+		body:   []nameRule{{"embeddings_project.", "encoder.embedding_hidden_mapping_in."}},
+		heads: []nameRule{
+			{"generator_predictions.dense.", "cls.predictions.transform.dense."},
+			{"generator_predictions.LayerNorm.", "cls.predictions.transform.LayerNorm."},
+			{"generator_lm_head.weight", "cls.predictions.decoder.weight"},
+			{"generator_lm_head.bias", "cls.predictions.bias"},
+			// The discriminator's head has no BERT counterpart: bert.Model.Params uses its names.
+			{"discriminator_predictions.", "discriminator_predictions."},
+		},
+	},
 	bert.FamilyDistilBERT: {
 		prefix: "distilbert.",
 		roots:  []string{"embeddings.", "transformer."},
@@ -154,6 +167,7 @@ var familyArchs = map[bert.Family][2]string{
 	bert.FamilyRoBERTa:    {"RobertaModel", "RobertaForMaskedLM"},
 	bert.FamilyDistilBERT: {"DistilBertModel", "DistilBertForMaskedLM"},
 	bert.FamilyALBERT:     {"AlbertModel", "AlbertForMaskedLM"},
+	bert.FamilyELECTRA:    {"ElectraModel", "ElectraForMaskedLM"},
 }
 
 // BERTName maps a tensor name of a family's checkpoint to the name bert.Model.Params gives it

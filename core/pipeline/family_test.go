@@ -16,6 +16,7 @@ func familyModel(t *testing.T, family string) *bert.Model {
 		"distilbert": `{"model_type":"distilbert","dim":32,"n_heads":2,"n_layers":2,"hidden_dim":48,"vocab_size":2000,"max_position_embeddings":32}`,
 		"roberta":    `{"model_type":"roberta","hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":34,"type_vocab_size":1,"hidden_act":"gelu_new"}`,
 		"albert":     `{"model_type":"albert","embedding_size":8,"hidden_size":32,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32}`,
+		"electra":    `{"model_type":"electra","embedding_size":8,"hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32}`,
 	}
 	c, err := bert.ParseConfig([]byte(cfgs[family]))
 	if err != nil {
@@ -36,7 +37,7 @@ func familyModel(t *testing.T, family string) *bert.Model {
 func TestFamilyPipelines(t *testing.T) {
 	tok := loadFixture(t).Tokenizer
 	pair := "on the mat"
-	for _, family := range []string{"distilbert", "roberta", "albert"} {
+	for _, family := range []string{"distilbert", "roberta", "albert", "electra"} {
 		t.Run(family, func(t *testing.T) {
 			m := familyModel(t, family)
 			var p *string
@@ -85,7 +86,7 @@ func TestFamilyPipelines(t *testing.T) {
 			for _, v := range r.Steps[1].Vectors {
 				ln[v.Name] = v.Values
 			}
-			if family == "albert" {
+			if family == "albert" || family == "electra" {
 				E, H := m.Config.EmbDim(), m.Config.HiddenSize
 				if len(ln["LayerNorm output"]) != E || len(ln["embedding output"]) != H || len(vec["word"]) != E {
 					t.Errorf("ALBERT's LayerNorm step: %d, %d, %d values, want %d, %d, %d", len(ln["LayerNorm output"]), len(ln["embedding output"]), len(vec["word"]), E, H, E)

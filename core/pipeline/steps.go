@@ -184,9 +184,9 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		What:    "LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This is the input of layer 0.",
 		Vectors: []Vector{{Name: "sum", Values: sum}, {Name: "embedding output", Values: emb}}}
 	if tr.Embeddings != nil {
-		// ALBERT: the LayerNorm's output is E wide; a linear map takes it to the hidden size.
+		// ALBERT, ELECTRA: the LayerNorm's output is E wide; a linear map takes it to the hidden size.
 		embedLN.Formula += fmt.Sprintf(", then x = LayerNorm(e)·W_embᵀ + b_emb, %d → %d dimensions", E, H)
-		embedLN.What = fmt.Sprintf("LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. ALBERT keeps its embeddings small (%d numbers a token) and one linear map (embedding_hidden_mapping_in) widens them to the %d of the layers: that is the input of layer 0.", E, H)
+		embedLN.What = fmt.Sprintf("LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This model keeps its embeddings small (%d numbers a token) and one linear map (ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project) widens them to the %d of the layers: that is the input of layer 0.", E, H)
 		embedLN.Vectors = []Vector{{Name: "sum", Values: sum}, {Name: "LayerNorm output", Values: tokRow(tr.Embeddings.Data, E)}, {Name: "embedding output", Values: emb}}
 	}
 	res.Steps = []Step{

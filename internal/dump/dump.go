@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -44,7 +45,7 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputs, err)
 	}
-	o, err := m.Forward(batch, bert.Options{MLM: m.MLM != nil, NSP: m.NSP != nil, Trace: true})
+	o, err := m.Forward(batch, bert.Options{MLM: m.MLM != nil, NSP: m.NSP != nil, RTD: m.RTD != nil, Trace: true})
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputs, err)
 	}
@@ -119,10 +120,24 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 }
 
 // familyOutputs adds the outputs of the families other than BERT under transformers' names:
-// …ForMaskedLM's MaskedLMOutput (logits, and loss for the labels), or AlbertForPreTraining's
-// prediction_logits and sop_logits, its loss the masked LM's plus the sentence order's.
+// …ForMaskedLM's MaskedLMOutput (logits, and loss for the labels), AlbertForPreTraining's
+// prediction_logits and sop_logits (its loss the masked LM's plus the sentence order's), or
+// ElectraForPreTraining's logits [B, S] (its loss the binary cross-entropy of the labels, 1 =
+// replaced, over the attended tokens).
 func familyOutputs(m *bert.Model, o *bert.Output, in *Inputs, add func(string, *tensor.Tensor), stdout io.Writer) error {
 	scalar := func(v float64) *tensor.Tensor { return &tensor.Tensor{Shape: []int{1}, Data: []float32{float32(v)}} }
+	if o.RTDLogits != nil {
+		add("logits", o.RTDLogits)
+		if in.Labels != nil {
+			loss, err := replacedLoss(o.RTDLogits.Data, flatten(in.Labels), flatten(in.AttentionMask))
+			if err != nil {
+				return err
+			}
+			add("loss", scalar(loss))
+			fmt.Fprintf(stdout, "loss %.6f (replaced tokens)\n", loss)
+		}
+		return nil
+	}
 	if o.NSPLogits == nil {
 		add("logits", o.MLMLogits)
 		if in.Labels != nil && o.MLMLogits != nil {
@@ -150,6 +165,30 @@ func familyOutputs(m *bert.Model, o *bert.Output, in *Inputs, add func(string, *
 		fmt.Fprintf(stdout, "loss %.6f (masked LM %.6f, sentence order %.6f)\n", mlm+sop, mlm, sop)
 	}
 	return nil
+}
+
+// replacedLoss is ElectraForPreTraining's loss: the mean over attended tokens (mask nil: all)
+// of the binary cross-entropy of sigmoid(logit) and the label (0 original, 1 replaced).
+func replacedLoss(logits []float32, labels, mask []int) (float64, error) {
+	var sum float64
+	n := 0
+	for i, z := range logits {
+		if mask != nil && mask[i] == 0 {
+			continue
+		}
+		y := labels[i]
+		if y != 0 && y != 1 {
+			return 0, fmt.Errorf("replaced-token label %d at %d, want 0 or 1", y, i)
+		}
+		// −[y·log σ(z) + (1−y)·log(1−σ(z))] = max(z, 0) − z·y + log(1 + e^−|z|)
+		x := float64(z)
+		sum += math.Max(x, 0) - x*float64(y) + math.Log1p(math.Exp(-math.Abs(x)))
+		n++
+	}
+	if n == 0 {
+		return math.NaN(), nil
+	}
+	return sum / float64(n), nil
 }
 
 // writeGrads writes d loss / d parameter of BertForPreTraining's loss on the batch (eval mode,

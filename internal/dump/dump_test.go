@@ -43,6 +43,8 @@ func TestDumpFamilies(t *testing.T) {
 		{"../../core/bert/testdata/roberta-tiny-random", true, []string{"roberta.embeddings.token_type_embeddings.weight", "lm_head.decoder.weight", "lm_head.bias"}},
 		{"../../core/bert/testdata/albert-tiny-random", false, nil},
 		{"../../core/bert/testdata/albert-tiny-groups", false, nil},
+		{"../../core/bert/testdata/electra-tiny-discriminator", false, nil},
+		{"../../core/bert/testdata/electra-tiny-generator", true, []string{"electra.encoder.layer.0.attention.self.query.weight", "generator_lm_head.weight", "generator_lm_head.bias"}},
 	}
 	for _, tc := range tests {
 		t.Run(filepath.Base(tc.dir), func(t *testing.T) {

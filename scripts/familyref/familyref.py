@@ -32,6 +32,13 @@
 #                               (the embedding LayerNorm's output before embedding_hidden_mapping_in)
 #   albert-tiny-groups          AlbertModel (bare names), 3 layers over 2 groups (blocks 0, 1 run
 #                               group 0, block 2 group 1: int(i / (3 / 2))), embedding_size 24
+#   electra-tiny-discriminator  ElectraForPreTraining (modeling_electra.py): embedding_size 16 apart
+#                               from hidden 48 (embeddings_project), logits [2, 10] (one a token,
+#                               replaced > 0) and loss (binary cross-entropy of labels 0/1 over
+#                               the attended tokens)
+#   electra-tiny-generator      ElectraForMaskedLM: embedding_size equal to hidden (no projection),
+#                               hidden_act gelu_new in the layers while generator_predictions'
+#                               GELU stays exact; logits [2, 10, V], loss
 #
 #   /usr/bin/python3 scripts/familyref/familyref.py core/bert/testdata
 # (Debian's python3-torch; no transformers, no safetensors package: a small writer below.)
@@ -390,6 +397,107 @@ def albert(out_dir, seed, pretraining, E, groups):
     save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, {})
 
 
+def electra(out_dir, seed, discriminator, E, hidden_act):
+    P, PAD, CLS, SEP, MASK = 16, 0, 2, 3, 4
+    eps = 1e-12
+    W = Weights(seed)
+    W.normal("word_embeddings", (VOCAB, E), 0.5)
+    W.w["word_embeddings"][PAD] = 0
+    W.normal("position_embeddings", (P, E), 0.5)
+    W.normal("token_type_embeddings", (2, E), 0.5)
+    W.layernorm("emb_ln", E)
+    if E != HID:
+        W.linear("project", HID, E)
+    for li in range(LAYERS):
+        for part, (o, i) in {"query": (HID, HID), "key": (HID, HID), "value": (HID, HID),
+                             "attn_out": (HID, HID), "inter": (INTER, HID), "out": (HID, INTER)}.items():
+            W.linear(f"l{li}.{part}", o, i)
+        W.layernorm(f"l{li}.attn_ln", HID)
+        W.layernorm(f"l{li}.out_ln", HID)
+    if discriminator:
+        W.linear("disc_dense", HID, HID)
+        W.linear("disc_pred", 1, HID)
+    else:
+        W.linear("gen_dense", E, HID)
+        W.layernorm("gen_ln", E)
+        W.normal("gen_bias", (VOCAB,), 0.1)
+
+    ids = torch.tensor([[CLS, 17, 23, 55, SEP, 91, 7, 33, 118, SEP],
+                        [CLS, 64, 8, MASK, SEP, 40, SEP, PAD, PAD, PAD]])
+    types = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1, 1, 0, 0, 0]])
+    mask = torch.tensor([[1] * 10, [1] * 7 + [0] * 3])
+    if discriminator:
+        labels = torch.tensor([[0, 0, 1, 0, 0, 0, 1, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0]])
+    else:
+        labels = torch.full((B, S), -100)
+        labels[1, 3], labels[1, 1] = 99, 64
+
+    x = W.get("word_embeddings")[ids] + W.get("token_type_embeddings")[types] + W.get("position_embeddings")[:S]
+    emb = layer_norm(W, x, "emb_ln", eps)  # [B, S, E]
+    rec = {}
+    e = emb
+    if E != HID:
+        rec["embeddings"] = emb
+        e = linear(W, emb, "project")  # embeddings_project: [B, S, H]
+    names = lambda li: {"q": f"l{li}.query", "k": f"l{li}.key", "v": f"l{li}.value", "o": f"l{li}.attn_out",
+                        "ln1": f"l{li}.attn_ln", "i": f"l{li}.inter", "f": f"l{li}.out", "ln2": f"l{li}.out_ln"}
+    hs, atts, rec2 = encoder(W, e, mask, names, ACTS[hidden_act], eps, scale_q_first=False)
+    rec.update(rec2)
+    h = hs[-1]
+    outs = {"last_hidden_state": h}
+    if discriminator:
+        logits = linear(W, ACTS[hidden_act](linear(W, h, "disc_dense")), "disc_pred").squeeze(-1)  # [B, S]
+        active = mask.reshape(-1) == 1
+        loss = F.binary_cross_entropy_with_logits(logits.reshape(-1)[active], labels.reshape(-1)[active].double())
+    else:
+        t = layer_norm(W, ACTS["gelu"](linear(W, h, "gen_dense")), "gen_ln", eps)  # the generator's GELU is exact
+        rec["mlm_transform"] = t
+        logits = t @ W.get("word_embeddings").T + W.get("gen_bias")
+        loss = mlm_loss(logits, labels)
+    outs.update({"logits": logits, "loss": loss.reshape(1)})
+
+    hf = {"electra.embeddings.word_embeddings.weight": "word_embeddings",
+          "electra.embeddings.position_embeddings.weight": "position_embeddings",
+          "electra.embeddings.token_type_embeddings.weight": "token_type_embeddings",
+          "electra.embeddings.LayerNorm.weight": "emb_ln.weight", "electra.embeddings.LayerNorm.bias": "emb_ln.bias"}
+    for s_ in ("weight", "bias"):
+        if E != HID:
+            hf[f"electra.embeddings_project.{s_}"] = f"project.{s_}"
+        for li in range(LAYERS):
+            lp = f"electra.encoder.layer.{li}."
+            for ours, theirs in [("query", "attention.self.query"), ("key", "attention.self.key"),
+                                 ("value", "attention.self.value"), ("attn_out", "attention.output.dense"),
+                                 ("attn_ln", "attention.output.LayerNorm"), ("inter", "intermediate.dense"),
+                                 ("out", "output.dense"), ("out_ln", "output.LayerNorm")]:
+                hf[f"{lp}{theirs}.{s_}"] = f"l{li}.{ours}.{s_}"
+        if discriminator:
+            hf[f"discriminator_predictions.dense.{s_}"] = f"disc_dense.{s_}"
+            hf[f"discriminator_predictions.dense_prediction.{s_}"] = f"disc_pred.{s_}"
+        else:
+            hf[f"generator_predictions.dense.{s_}"] = f"gen_dense.{s_}"
+            hf[f"generator_predictions.LayerNorm.{s_}"] = f"gen_ln.{s_}"
+    if not discriminator:
+        hf["generator_lm_head.bias"] = "gen_bias"
+    arch = "ElectraForPreTraining" if discriminator else "ElectraForMaskedLM"
+    cfg = {"architectures": [arch], "model_type": "electra", "attention_probs_dropout_prob": 0.1,
+           "embedding_size": E, "hidden_act": hidden_act, "hidden_dropout_prob": 0.1, "hidden_size": HID,
+           "initializer_range": 0.02, "intermediate_size": INTER, "layer_norm_eps": eps,
+           "max_position_embeddings": P, "num_attention_heads": HEADS, "num_hidden_layers": LAYERS,
+           "pad_token_id": PAD, "position_embedding_type": "absolute", "summary_activation": "gelu",
+           "summary_last_dropout": 0.1, "summary_type": "first", "summary_use_proj": True, "type_vocab_size": 2,
+           "use_cache": True, "classifier_dropout": None, "torch_dtype": "float32",
+           "transformers_version": "4.38.2", "vocab_size": VOCAB}
+    what = ("the discriminator head: logits [2, 10], one a token, replaced > 0; labels 1 = replaced, the loss the "
+            "binary cross-entropy over the attended tokens" if discriminator else
+            "the generator head (dense to E, exact GELU, LayerNorm, decoder tied to the word embeddings)")
+    desc = (f"{arch}: vocab {VOCAB}, embedding_size {E}, hidden {HID} "
+            f"({'embeddings_project maps E to H' if E != HID else 'no projection'}), {LAYERS} layers of {HEADS} heads "
+            f"(head size {HID // HEADS}), intermediate {INTER}, max positions {P}, hidden_act {hidden_act}; {what}. "
+            f"Sequence 1 is padded after 7 tokens.")
+    save(out_dir, cfg, W, hf, {"input_ids": ids, "token_type_ids": types, "attention_mask": mask, "labels": labels},
+         hs, atts, outs, rec, desc, {})
+
+
 def save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
@@ -423,3 +531,5 @@ if __name__ == "__main__":
     roberta(os.path.join(root, "roberta-tiny-random"), 13)
     albert(os.path.join(root, "albert-tiny-random"), 14, pretraining=True, E=16, groups=1)
     albert(os.path.join(root, "albert-tiny-groups"), 15, pretraining=False, E=24, groups=2)
+    electra(os.path.join(root, "electra-tiny-discriminator"), 16, discriminator=True, E=16, hidden_act="gelu")
+    electra(os.path.join(root, "electra-tiny-generator"), 17, discriminator=False, E=HID, hidden_act="gelu_new")
