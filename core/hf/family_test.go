@@ -387,3 +387,34 @@ func TestFamilyTaskHeadsRefused(t *testing.T) {
 		t.Fatalf("error %v, want one naming model_type roberta", err)
 	}
 }
+
+// FuzzBERTName: a tensor name from a checkpoint (outside input) maps for every family without
+// panicking, to one of Model.Params' name spaces, and the family's name of the result maps back
+// to the same name.
+func FuzzBERTName(f *testing.F) {
+	for _, s := range []string{
+		"distilbert.transformer.layer.0.attention.q_lin.weight", "transformer.layer.5.ffn.lin2.bias",
+		"roberta.encoder.layer.1.attention.output.LayerNorm.gamma", "lm_head.decoder.bias",
+		"albert.encoder.albert_layer_groups.0.albert_layers.0.ffn_output.weight",
+		"albert.encoder.albert_layer_groups..albert_layers.", "encoder.albert_layer_groups.3.albert_layers.7.x",
+		"electra.embeddings_project.weight", "generator_lm_head.weight", "sop_classifier.classifier.bias",
+		"", ".", "bert.", "distilbert.", "vocab_projector.weight.extra",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		for _, fam := range []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyDistilBERT, bert.FamilyALBERT, bert.FamilyELECTRA} {
+			key, ok := hf.BERTName(fam, name)
+			if !ok || fam == bert.FamilyBERT {
+				continue
+			}
+			if !strings.HasPrefix(key, "bert.") && !strings.HasPrefix(key, "cls.") && !strings.HasPrefix(key, "discriminator_predictions.") {
+				t.Fatalf("%s: %q maps to %q, outside the model's names", fam, name, key)
+			}
+			back, ok := hf.BERTName(fam, hf.FamilyName(fam, key))
+			if !ok || back != key {
+				t.Fatalf("%s: %q -> %q -> %q -> %q, %v", fam, name, key, hf.FamilyName(fam, key), back, ok)
+			}
+		}
+	})
+}
