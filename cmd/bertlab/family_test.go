@@ -18,6 +18,8 @@ var familyFixtures = []string{
 	"../../core/bert/testdata/albert-tiny-groups",
 	"../../core/bert/testdata/electra-tiny-discriminator",
 	"../../core/bert/testdata/electra-tiny-generator",
+	"../../core/bert/testdata/deberta-tiny-random",
+	"../../core/bert/testdata/deberta-tiny-nobuckets",
 }
 
 // TestDumpFamiliesMatchFixtures: bertlab dump of each family fixture writes exactly the

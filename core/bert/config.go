@@ -41,6 +41,11 @@ type Config struct {
 	// EmbeddingSize is ALBERT's embedding_size E: the embeddings are [·, E] and a linear map
 	// (embedding_hidden_mapping_in) takes them to the hidden size; 0 means HiddenSize.
 	EmbeddingSize int `json:"-"`
+	// Disentangled holds DeBERTa-v2's attention settings; nil for every other family.
+	Disentangled *Disentangled `json:"-"`
+	// NoPositionEmbeddings is DeBERTa's position_biased_input false: no position embeddings
+	// are added to the input (positions enter through the disentangled attention only).
+	NoPositionEmbeddings bool `json:"-"`
 	// NumHiddenGroups is ALBERT's num_hidden_groups: the distinct layers that the
 	// num_hidden_layers blocks share (Config.LayerIndex); 0 means one per block.
 	NumHiddenGroups int `json:"-"`
@@ -157,12 +162,19 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.Family.Is(FamilyDistilBERT) {
+	switch {
+	case c.Family.Is(FamilyDistilBERT):
 		if c.TypeVocabSize != 0 {
 			return fmt.Errorf("config: distilbert has no token types, got type_vocab_size %d", c.TypeVocabSize)
 		}
-	} else if err := pos("type_vocab_size", c.TypeVocabSize); err != nil {
-		return err
+	case c.Family.Is(FamilyDeBERTaV2):
+		if c.TypeVocabSize < 0 {
+			return fmt.Errorf("config: type_vocab_size must not be negative, got %d", c.TypeVocabSize)
+		}
+	default:
+		if err := pos("type_vocab_size", c.TypeVocabSize); err != nil {
+			return err
+		}
 	}
 	// Bound sizes so that a lying config cannot make us allocate terabytes.
 	const maxDim = 1 << 20
@@ -261,6 +273,9 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	}
 	if c.Family.Is(FamilyALBERT) || c.Family.Is(FamilyELECTRA) {
 		return c.marshalEmbeddingSize()
+	}
+	if c.Family.Is(FamilyDeBERTaV2) {
+		return c.marshalDeBERTa()
 	}
 	type plain Config
 	base, err := json.Marshal(plain(c))

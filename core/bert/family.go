@@ -39,10 +39,79 @@ const (
 	// the generator (ElectraForMaskedLM) has an MLM head back down to E whose activation is
 	// always the exact GELU.
 	FamilyELECTRA Family = "electra"
+	// FamilyDeBERTaV2 is He et al. (2021), DeBERTa v2 and v3: disentangled attention (see
+	// Disentangled), no absolute positions unless position_biased_input, padding rows of the
+	// embeddings and of the attention set to 0.
+	FamilyDeBERTaV2 Family = "deberta-v2"
 )
 
 // Families lists the model_type values ParseConfig accepts.
-var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT, FamilyALBERT, FamilyELECTRA}
+var Families = []Family{FamilyBERT, FamilyRoBERTa, FamilyDistilBERT, FamilyALBERT, FamilyELECTRA, FamilyDeBERTaV2}
+
+// Disentangled is DeBERTa-v2's attention (DisentangledSelfAttention with share_att_key): the raw
+// score of query i and key j is q_i·k_j, plus q_i·K(r[c2p(i, j)]) with C2P ("content to
+// position"), plus k_j·Q(r[p2c(i, j)]) with P2C ("position to content"), all divided by
+// √(d·(1 + C2P + P2C)); r are the relative embeddings (LayerNorm-ed with NormRelEmb) and K, Q
+// the layer's own key and query projections. c2p(i, j) = clamp(bucket(i − j) + span) and
+// p2c(i, j) = clamp(−bucket(j − i) + span), bucket the log buckets of RelativeBucket.
+type Disentangled struct {
+	C2P, P2C bool
+	// Relative is relative_attention: without it there are no relative terms (only the scale).
+	Relative bool
+	// PositionBuckets is position_buckets (≤ 0: none); MaxRelativePositions is
+	// max_relative_positions after HF's default (max_position_embeddings when < 1).
+	PositionBuckets, MaxRelativePositions int
+	// NormRelEmb is norm_rel_ebd "layer_norm": the relative embeddings go through the encoder's
+	// LayerNorm before use.
+	NormRelEmb bool
+}
+
+// Span is att_span (pos_ebd_size): position_buckets, or max_relative_positions without
+// buckets. The relative embeddings have 2·Span rows.
+func (d Disentangled) Span() int {
+	if d.PositionBuckets > 0 {
+		return d.PositionBuckets
+	}
+	return d.MaxRelativePositions
+}
+
+// ScaleFactor is 1 plus one for each of c2p and p2c: scores are divided by √(d·ScaleFactor).
+func (d Disentangled) ScaleFactor() int {
+	n := 1
+	if d.C2P {
+		n++
+	}
+	if d.P2C {
+		n++
+	}
+	return n
+}
+
+// RelativeBucket is HF's make_log_bucket_position of one offset rel = i − j (float32 math, as
+// transformers computes it): offsets within ±bucketSize/2 are kept, larger ones go to buckets
+// spaced by the log of their size up to maxPosition; without buckets (bucketSize ≤ 0) rel itself.
+func RelativeBucket(rel, bucketSize, maxPosition int) int {
+	if bucketSize <= 0 || maxPosition <= 0 {
+		return rel
+	}
+	mid := bucketSize / 2
+	abs := rel
+	if rel < mid && rel > -mid {
+		abs = mid - 1
+	} else if abs < 0 {
+		abs = -abs
+	}
+	if abs <= mid {
+		return rel
+	}
+	lg := func(x float32) float32 { return float32(math.Log(float64(x))) }
+	ratio := lg(float32(abs)/float32(mid)) / lg(float32(float64(maxPosition-1)/float64(mid)))
+	pos := int(float32(math.Ceil(float64(ratio*float32(mid-1))))) + mid
+	if rel < 0 {
+		return -pos
+	}
+	return pos
+}
 
 // Name is the model_type of f: "bert" for the zero Family.
 func (f Family) Name() string {
@@ -323,6 +392,8 @@ func parseFamily(fam Family, raw map[string]json.RawMessage) (Config, error) {
 			}
 			return nil
 		}
+	case FamilyDeBERTaV2:
+		return parseDeBERTa(raw)
 	default:
 		return Config{}, fmt.Errorf("config.json: model_type %q is not supported (have %s)", fam, familyList())
 	}
@@ -421,4 +492,152 @@ func (c Config) marshalEmbeddingSize() ([]byte, error) {
 	}
 	m["model_type"] = json.RawMessage(fmt.Sprintf("%q", c.Family.Name()))
 	return json.MarshalIndent(m, "", "  ")
+}
+
+// parseDeBERTa reads a DebertaV2Config. Settings no published DeBERTa-v2/v3 checkpoint uses
+// (share_att_key false, conv layers, an embedding size or head size of their own) are refused,
+// naming the field.
+func parseDeBERTa(raw map[string]json.RawMessage) (Config, error) {
+	c := Config{VocabSize: 128100, HiddenSize: 1536, NumHiddenLayers: 24, NumAttentionHeads: 24,
+		IntermediateSize: 6144, HiddenAct: "gelu", HiddenDropoutProb: 0.1, AttentionProbsDropoutProb: 0.1,
+		MaxPositionEmbeddings: 512, TypeVocabSize: 0, InitializerRange: 0.02, LayerNormEps: 1e-7,
+		PadTokenID: 0, PositionEmbeddingType: PositionAbsolute, TieWordEmbeddings: true, Family: FamilyDeBERTaV2}
+	var (
+		relative, shareKey, biased, legacy = false, false, true, true
+		maxRel, buckets, conv              = -1, -1, 0
+		embSize, headSize                  = 0, 0
+		normRel                            = "none"
+		posAtt                             json.RawMessage
+		ignored                            json.RawMessage
+	)
+	fields := map[string]any{
+		"vocab_size": &c.VocabSize, "hidden_size": &c.HiddenSize, "num_hidden_layers": &c.NumHiddenLayers,
+		"num_attention_heads": &c.NumAttentionHeads, "intermediate_size": &c.IntermediateSize,
+		"hidden_act": &c.HiddenAct, "hidden_dropout_prob": &c.HiddenDropoutProb,
+		"attention_probs_dropout_prob": &c.AttentionProbsDropoutProb,
+		"max_position_embeddings":      &c.MaxPositionEmbeddings, "type_vocab_size": &c.TypeVocabSize,
+		"initializer_range": &c.InitializerRange, "layer_norm_eps": &c.LayerNormEps,
+		"pad_token_id": &c.PadTokenID, "tie_word_embeddings": &c.TieWordEmbeddings,
+		"relative_attention": &relative, "share_att_key": &shareKey, "position_biased_input": &biased,
+		"max_relative_positions": &maxRel, "position_buckets": &buckets, "norm_rel_ebd": &normRel,
+		"pos_att_type": &posAtt, "conv_kernel_size": &conv, "embedding_size": &embSize,
+		"attention_head_size": &headSize, "legacy": &legacy,
+		// The classification heads' pooler (ContextPooler) and conv settings unused without a conv layer.
+		"pooler_hidden_size": &ignored, "pooler_dropout": &ignored, "pooler_hidden_act": &ignored,
+		"conv_act": &ignored, "conv_groups": &ignored, "cls_dropout": &ignored,
+	}
+	c.Extra = map[string]json.RawMessage{}
+	for _, k := range sortedKeys(raw) {
+		v := raw[k]
+		if dst, ok := fields[k]; ok {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return Config{}, fmt.Errorf("config.json: field %q: %w", k, err)
+			}
+			c.Extra[k] = v // written back as read: Config models only what the forward pass needs
+			continue
+		}
+		if !genericKeys[k] {
+			return Config{}, fmt.Errorf("config.json: field %q is not supported for model_type %q", k, FamilyDeBERTaV2)
+		}
+		if err := checkGeneric(FamilyDeBERTaV2, k, v); err != nil {
+			return Config{}, err
+		}
+		c.Extra[k] = v
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	d := &Disentangled{Relative: relative, PositionBuckets: buckets, MaxRelativePositions: maxRel}
+	if d.MaxRelativePositions < 1 {
+		d.MaxRelativePositions = c.MaxPositionEmbeddings
+	}
+	// pos_att_type is a list (["p2c", "c2p"]) or, in older configs, a string ("p2c|c2p").
+	var types []string
+	if len(posAtt) > 0 {
+		var s string
+		if json.Unmarshal(posAtt, &s) == nil {
+			for _, t := range strings.Split(s, "|") {
+				types = append(types, strings.TrimSpace(t))
+			}
+		} else if err := json.Unmarshal(posAtt, &types); err != nil {
+			return Config{}, fmt.Errorf("config.json: field \"pos_att_type\": %w", err)
+		}
+	}
+	for _, t := range types {
+		switch strings.ToLower(t) {
+		case "c2p":
+			d.C2P = true
+		case "p2c":
+			d.P2C = true
+		case "", "none":
+		default:
+			return Config{}, fmt.Errorf("config.json: field \"pos_att_type\": %q is not supported (c2p, p2c)", t)
+		}
+	}
+	for _, n := range strings.Split(strings.ToLower(normRel), "|") {
+		switch strings.TrimSpace(n) {
+		case "layer_norm":
+			d.NormRelEmb = true
+		case "none", "":
+		default:
+			return Config{}, fmt.Errorf("config.json: field \"norm_rel_ebd\": %q is not supported (layer_norm, none)", normRel)
+		}
+	}
+	switch {
+	case relative && (d.C2P || d.P2C) && !shareKey:
+		return Config{}, fmt.Errorf("config.json: field \"share_att_key\": false is not supported (separate position projections)")
+	case conv > 0:
+		return Config{}, fmt.Errorf("config.json: field \"conv_kernel_size\": %d is not supported (the convolution layer)", conv)
+	case embSize != 0 && embSize != c.HiddenSize:
+		return Config{}, fmt.Errorf("config.json: field \"embedding_size\": %d is not supported (only hidden_size %d)", embSize, c.HiddenSize)
+	case headSize != 0 && headSize != c.HeadDim():
+		return Config{}, fmt.Errorf("config.json: field \"attention_head_size\": %d is not supported (only hidden_size / num_attention_heads = %d)", headSize, c.HeadDim())
+	case relative && d.Span() < 1:
+		return Config{}, fmt.Errorf("config.json: position_buckets %d and max_relative_positions %d leave no relative position", buckets, maxRel)
+	case relative && d.Span() > 1<<16:
+		return Config{}, fmt.Errorf("config.json: relative span %d out of range", d.Span())
+	}
+	c.Disentangled = d
+	c.NoPositionEmbeddings = !biased
+	return c, nil
+}
+
+// marshalDeBERTa writes a DeBERTa-v2 config: the Extra keys as read, then the keys Config models.
+func (c Config) marshalDeBERTa() ([]byte, error) {
+	m := map[string]any{
+		"model_type": "deberta-v2", "vocab_size": c.VocabSize, "hidden_size": c.HiddenSize,
+		"num_hidden_layers": c.NumHiddenLayers, "num_attention_heads": c.NumAttentionHeads,
+		"intermediate_size": c.IntermediateSize, "hidden_act": c.HiddenAct,
+		"hidden_dropout_prob": c.HiddenDropoutProb, "attention_probs_dropout_prob": c.AttentionProbsDropoutProb,
+		"max_position_embeddings": c.MaxPositionEmbeddings, "type_vocab_size": c.TypeVocabSize,
+		"initializer_range": c.InitializerRange, "layer_norm_eps": c.LayerNormEps, "pad_token_id": c.PadTokenID,
+		"tie_word_embeddings": c.TieWordEmbeddings, "position_biased_input": !c.NoPositionEmbeddings,
+	}
+	if d := c.Disentangled; d != nil {
+		var types []string
+		if d.P2C {
+			types = append(types, "p2c")
+		}
+		if d.C2P {
+			types = append(types, "c2p")
+		}
+		norm := "none"
+		if d.NormRelEmb {
+			norm = "layer_norm"
+		}
+		m["relative_attention"], m["position_buckets"], m["max_relative_positions"] = d.Relative, d.PositionBuckets, d.MaxRelativePositions
+		m["pos_att_type"], m["norm_rel_ebd"], m["share_att_key"] = types, norm, true
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range c.Extra {
+		out[k] = v
+	}
+	for k, v := range m {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("config: key %q: %w", k, err)
+		}
+		out[k] = b
+	}
+	return json.MarshalIndent(out, "", "  ")
 }

@@ -31,6 +31,8 @@ var familyFixtures = []struct {
 	{"testdata/albert-tiny-groups", bert.FamilyALBERT, false, false, false, nil},
 	{"testdata/electra-tiny-discriminator", bert.FamilyELECTRA, false, false, true, nil},
 	{"testdata/electra-tiny-generator", bert.FamilyELECTRA, true, false, false, []string{"decoder weight absent"}},
+	{"testdata/deberta-tiny-random", bert.FamilyDeBERTaV2, true, false, false, []string{"decoder weight absent"}},
+	{"testdata/deberta-tiny-nobuckets", bert.FamilyDeBERTaV2, false, false, false, nil},
 }
 
 // familyBatch reads a family fixture's inputs.safetensors: the batch [B, S], the MLM labels and

@@ -11,6 +11,7 @@ import (
 func TestParseFamilyConfig(t *testing.T) {
 	const distil = `"model_type":"distilbert","dim":48,"n_heads":2,"n_layers":3,"hidden_dim":64,"vocab_size":120,"max_position_embeddings":16`
 	const roberta = `"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":64,"vocab_size":120,"max_position_embeddings":20,"type_vocab_size":1`
+	const deberta = `"model_type":"deberta-v2","hidden_size":768,"num_attention_heads":12,"num_hidden_layers":12,"intermediate_size":3072,"vocab_size":128100,"relative_attention":true,"pos_att_type":["p2c","c2p"],"position_buckets":256,"max_relative_positions":-1,"norm_rel_ebd":"layer_norm","share_att_key":true,"position_biased_input":false,"type_vocab_size":0,"layer_norm_eps":1e-7`
 	const albert = `"model_type":"albert","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":64,"vocab_size":120,"max_position_embeddings":16`
 	tests := []struct {
 		name, json string
@@ -44,7 +45,24 @@ func TestParseFamilyConfig(t *testing.T) {
 		{"roberta not pruned", `{` + roberta + `,"pruned_heads":{},"is_decoder":false}`, func(Config) bool { return true }, ""},
 		{"roberta relative", `{` + roberta + `,"position_embedding_type":"relative_key"}`, nil, `"position_embedding_type"`},
 		{"roberta no room", `{` + roberta + `,"max_position_embeddings":2}`, nil, "leaves no position"},
-		{"deberta", `{"model_type":"deberta-v2"}`, nil, `model_type "deberta-v2" is not supported (have bert, roberta, distilbert, albert, electra)`},
+		{"mpnet", `{"model_type":"mpnet"}`, nil, `model_type "mpnet" is not supported (have bert, roberta, distilbert, albert, electra, deberta-v2)`},
+		{"deberta v3", `{` + deberta + `}`, func(c Config) bool {
+			d := c.Disentangled
+			return c.FamilyOf() == FamilyDeBERTaV2 && d != nil && d.Relative && d.C2P && d.P2C && d.Span() == 256 && d.NormRelEmb &&
+				d.ScaleFactor() == 3 && c.NoPositionEmbeddings && !c.HasTokenTypes() && c.LayerNormEps == 1e-7 && d.MaxRelativePositions == 512
+		}, ""},
+		{"deberta v2 string types", `{"model_type":"deberta-v2","relative_attention":true,"pos_att_type":"p2c|c2p","share_att_key":true,"max_relative_positions":-1,"type_vocab_size":0}`, func(c Config) bool {
+			d := c.Disentangled
+			return d.C2P && d.P2C && d.PositionBuckets == -1 && d.Span() == 512 && !c.NoPositionEmbeddings
+		}, ""},
+		{"deberta own keys", `{` + deberta + `,"pooler_hidden_size":768,"pooler_dropout":0,"legacy":true}`, func(c Config) bool { return string(c.Extra["pooler_hidden_size"]) == "768" }, ""},
+		{"deberta separate position projections", `{` + deberta + `,"share_att_key":false}`, nil, `field "share_att_key": false is not supported`},
+		{"deberta conv", `{` + deberta + `,"conv_kernel_size":3}`, nil, `field "conv_kernel_size": 3`},
+		{"deberta embedding size", `{` + deberta + `,"embedding_size":128}`, nil, `field "embedding_size": 128`},
+		{"deberta head size", `{` + deberta + `,"attention_head_size":32}`, nil, `field "attention_head_size": 32`},
+		{"deberta attention type", `{` + deberta + `,"pos_att_type":["p2p"]}`, nil, `field "pos_att_type": "p2p"`},
+		{"deberta rel norm", `{` + deberta + `,"norm_rel_ebd":"batch_norm"}`, nil, `field "norm_rel_ebd"`},
+		{"deberta unknown", `{` + deberta + `,"rotary_dim":8}`, nil, `field "rotary_dim" is not supported for model_type "deberta-v2"`},
 		{"electra small", `{"model_type":"electra","embedding_size":128,"hidden_size":256,"summary_type":"first","summary_use_proj":true}`, func(c Config) bool {
 			return c.FamilyOf() == FamilyELECTRA && c.EmbDim() == 128 && c.HasEmbProj() && !c.SharesLayers() && c.MLMAct() == "gelu" &&
 				string(c.Extra["summary_type"]) == `"first"`
@@ -95,6 +113,7 @@ func TestFamilyConfigRoundTrip(t *testing.T) {
 		`{"model_type":"roberta","hidden_size":48,"num_attention_heads":2,"vocab_size":120,"layer_norm_eps":1e-5,"bos_token_id":0}`,
 		`{"model_type":"albert","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":64,"vocab_size":120,"inner_group_num":1}`,
 		`{"model_type":"electra","embedding_size":16,"hidden_size":48,"num_attention_heads":2,"summary_use_proj":true}`,
+		`{"model_type":"deberta-v2","hidden_size":48,"num_attention_heads":2,"relative_attention":true,"pos_att_type":"c2p","position_buckets":8,"max_relative_positions":16,"position_biased_input":false,"type_vocab_size":0,"share_att_key":true}`,
 	} {
 		c, err := ParseConfig([]byte(in))
 		if err != nil {
@@ -110,7 +129,8 @@ func TestFamilyConfigRoundTrip(t *testing.T) {
 		}
 		c.Extra, c2.Extra = nil, nil
 		if c.FamilyOf() != c2.FamilyOf() || c.HiddenSize != c2.HiddenSize || c.HiddenAct != c2.HiddenAct ||
-			c.EmbDim() != c2.EmbDim() || c.NumLayers() != c2.NumLayers() ||
+			c.EmbDim() != c2.EmbDim() || c.NumLayers() != c2.NumLayers() || c.NoPositionEmbeddings != c2.NoPositionEmbeddings ||
+			(c.Disentangled == nil) != (c2.Disentangled == nil) || (c.Disentangled != nil && *c.Disentangled != *c2.Disentangled) ||
 			c.SinusoidalPosEmbds != c2.SinusoidalPosEmbds || c.LayerNormEps != c2.LayerNormEps || c.PadTokenID != c2.PadTokenID {
 			t.Errorf("round trip of %s changed the config:\n%+v\n%+v", in, c, c2)
 		}
@@ -293,5 +313,25 @@ func TestALBERTRefusesTraining(t *testing.T) {
 	}
 	if n := m.NumParams(); n != c.ParamCount(Heads{MLM: true}) {
 		t.Errorf("NumParams %d, ParamCount %d", n, c.ParamCount(Heads{MLM: true}))
+	}
+}
+
+// TestRelativeBucket checks DeBERTa's log buckets against transformers' make_log_bucket_position
+// (run in PyTorch float32 for bucket_size 8 and max_position 16, and 256 / 512 as in v3).
+func TestRelativeBucket(t *testing.T) {
+	tests := []struct {
+		buckets, maxPos int
+		rel, want       []int
+	}{
+		{8, 16, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, -4, -5, -6, -7, -8, -9}, []int{0, 1, 2, 3, 4, 5, 5, 6, 6, 6, -1, -4, -5, -5, -6, -6, -6}},
+		{-1, 6, []int{-9, 0, 9}, []int{-9, 0, 9}},
+		{256, 512, []int{127, 128, 129, 200, 511, 1000, -130}, []int{127, 128, 129, 169, 255, 317, -130}},
+	}
+	for _, tc := range tests {
+		for i, r := range tc.rel {
+			if got := RelativeBucket(r, tc.buckets, tc.maxPos); got != tc.want[i] {
+				t.Errorf("RelativeBucket(%d, %d, %d) = %d, want %d", r, tc.buckets, tc.maxPos, got, tc.want[i])
+			}
+		}
 	}
 }

@@ -299,7 +299,7 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	c := m.Config
 	B, S, H, E := b.B, b.S, c.HiddenSize, c.EmbDim()
-	relative := c.Relative()
+	relative := c.Relative() || m.PosEmb == nil // no position row in the sum
 	var x *tensor.Tensor
 	if m.EmbProj != nil {
 		// The projection's output takes the scratch's embedding buffer (see layer).
@@ -368,6 +368,14 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 		*ea = embActs{sum: x, mean: mean, rstd: rstd}
 		ea.keep = p.drop.dropSequences(out.Data, B, siteEmbeddings, 0)
 	}
+	if c.Disentangled != nil && b.AttentionMask != nil {
+		// DeBERTa multiplies the embeddings by the attention mask: padding rows are 0.
+		for i, v := range b.AttentionMask {
+			if v == 0 {
+				clear(out.Row(i))
+			}
+		}
+	}
 	if m.EmbProj != nil {
 		// Only eval passes get here (Model.trainable).
 		if tr != nil {
@@ -414,6 +422,10 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if L.Distance != nil {
 		job.rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
 		job.relKey = c.PositionEmbeddingType == PositionRelativeKeyQuery
+	}
+	if dc := c.Disentangled; dc != nil {
+		job.scale = float32(1 / math.Sqrt(float64(d*dc.ScaleFactor())))
+		job.dis = m.disentangled(L, p)
 	}
 	if scores != nil {
 		job.scores = scores.Data
@@ -507,6 +519,19 @@ type attention struct {
 	// (relative_key_query).
 	rel    []float32
 	relKey bool
+	// dis, with DeBERTa's disentangled attention, holds what its relative terms need; nil
+	// otherwise. Padding queries then get all-zero probabilities (transformers' XSoftmax).
+	dis *disentangledJob
+}
+
+// disentangledJob is what one block of DeBERTa's attention adds to BERT's.
+type disentangledJob struct {
+	span int
+	// posK, posQ are the layer's key and query projections of the relative embeddings:
+	// [2·span, H]; nil without c2p or p2c.
+	posK, posQ []float32
+	// c2p[i·S+j] and p2c[i·S+j] are the rows of posK and posQ that query i and key j use.
+	c2p, p2c []int
 }
 
 // distanceWindow returns the rows of a layer's distance embeddings [2P−1, d] that a sequence
@@ -543,6 +568,33 @@ func addRelativeScores(sc, qh, kh []float32, ld int, rel []float32, S, d int, sc
 	}
 }
 
+// addDisentangled adds DeBERTa's c2p and p2c terms, times scale, to the scores sc [S, S] of the
+// (sequence, head) pair whose queries and keys start at off; qp and kp are scratch of S·2·span
+// values, receiving Q_h·posK_hᵀ and K_h·posQ_hᵀ.
+func (j *attention) addDisentangled(sc []float32, off int, qp, kp []float32) {
+	S, H, d, D := j.S, j.H, j.d, j.dis
+	W := 2 * D.span
+	hoff := off % H // the head's columns
+	if D.posK != nil {
+		tensor.Gemm(false, true, S, W, d, j.scale, j.q[off:], H, D.posK[hoff:], H, 0, qp, W)
+		for i := range S {
+			row, qrow, idx := sc[i*S:(i+1)*S], qp[i*W:(i+1)*W], D.c2p[i*S:(i+1)*S]
+			for k := range row {
+				row[k] += qrow[idx[k]]
+			}
+		}
+	}
+	if D.posQ != nil {
+		tensor.Gemm(false, true, S, W, d, j.scale, j.k[off:], H, D.posQ[hoff:], H, 0, kp, W)
+		for i := range S {
+			row, idx := sc[i*S:(i+1)*S], D.p2c[i*S:(i+1)*S]
+			for k := range row {
+				row[k] += kp[k*W+idx[k]]
+			}
+		}
+	}
+}
+
 // heads computes the pairs [lo, hi): scores = Q_h K_hᵀ / √d (plus the relative terms), + mask,
 // softmax, dropout, · V_h.
 func (j *attention) heads(lo, hi int) {
@@ -552,6 +604,9 @@ func (j *attention) heads(lo, hi int) {
 		dropped = make([]float32, S*S)
 	}
 	var qr, kr []float32
+	if j.dis != nil {
+		qr, kr = make([]float32, S*2*j.dis.span), make([]float32, S*2*j.dis.span)
+	}
 	if j.rel != nil {
 		qr = make([]float32, S*(2*S-1))
 		if j.relKey {
@@ -570,10 +625,21 @@ func (j *attention) heads(lo, hi int) {
 			}
 			addRelativeScores(pr, j.q[off:], kh, H, j.rel, S, d, j.scale, qr, kr)
 		}
+		if j.dis != nil {
+			j.addDisentangled(pr, off, qr, kr)
+		}
 		if j.scores != nil {
 			copy(j.scores[bh*S*S:], pr)
 		}
 		tensor.SoftmaxRows(pr, S, j.mask[bi*S:(bi+1)*S])
+		if j.dis != nil {
+			// XSoftmax: a padding query attends to nothing.
+			for i := range S {
+				if j.mask[bi*S+i] != 0 {
+					clear(pr[i*S : (i+1)*S])
+				}
+			}
+		}
 		src := pr
 		if j.keepP != nil {
 			copy(dropped, pr)
@@ -660,4 +726,47 @@ func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logi
 		*ma = mlmActs{in: in, pre: pre, act: a, mean: mean, rstd: rstd, t: t}
 	}
 	return t, logits
+}
+
+// disentangled prepares block L's DeBERTa terms for the pass p: the relative embeddings (with
+// their LayerNorm), projected by the layer's key (c2p) and query (p2c) maps with their biases,
+// and the rows each (query, key) pair reads. nil without relative attention, where DeBERTa's
+// attention is BERT's with another scale and XSoftmax's masking.
+func (m *Model) disentangled(L *Layer, p *pass) *disentangledJob {
+	dc := m.Config.Disentangled
+	D := &disentangledJob{span: dc.Span()}
+	if !dc.Relative || m.RelEmb == nil {
+		D.span = 0
+		return D
+	}
+	H, W, S := m.Config.HiddenSize, 2*D.span, p.S
+	rel := m.RelEmb.Data
+	if m.RelLN != nil {
+		normed := make([]float32, len(rel))
+		tensor.LayerNorm(normed, rel, m.RelLN.W.Data, m.RelLN.B.Data, H, p.eps, nil, nil)
+		rel = normed
+	}
+	clamp := func(x int) int { return min(max(x, 0), W-1) }
+	if dc.C2P {
+		D.posK = make([]float32, W*H)
+		L.Key.apply(D.posK, rel, W, H, H, true)
+		D.c2p = make([]int, S*S)
+		for i := range S {
+			for k := range S {
+				D.c2p[i*S+k] = clamp(RelativeBucket(i-k, dc.PositionBuckets, dc.MaxRelativePositions) + D.span)
+			}
+		}
+	}
+	if dc.P2C {
+		D.posQ = make([]float32, W*H)
+		L.Query.apply(D.posQ, rel, W, H, H, true)
+		D.p2c = make([]int, S*S)
+		for i := range S {
+			for k := range S {
+				// transformers gathers row k of K·posQᵀ at −bucket(k − i) + span, then transposes.
+				D.p2c[i*S+k] = clamp(-RelativeBucket(k-i, dc.PositionBuckets, dc.MaxRelativePositions) + D.span)
+			}
+		}
+	}
+	return D
 }

@@ -34,7 +34,7 @@ func (m *Model) checkHeadMask(hm []float32) error {
 	if hm == nil {
 		return nil
 	}
-	if m.Config.SharesLayers() || m.Config.Family.Is(FamilyALBERT) {
+	if m.Config.SharesLayers() || m.Config.Family.Is(FamilyALBERT) || m.Config.Disentangled != nil {
 		// transformers hands ALBERT's blocks the rows of group_idx·layers_per_group, not their own.
 		return fmt.Errorf("a head mask is not supported for %s", m.Config.Family.Name())
 	}

@@ -85,6 +85,11 @@ type Model struct {
 	// [H, E]; nil when the embeddings are the hidden size (Config.HasEmbProj).
 	EmbProj *Linear
 
+	// RelEmb is DeBERTa's encoder.rel_embeddings.weight: [2·span, H]; RelLN its LayerNorm
+	// (encoder.LayerNorm, with norm_rel_ebd "layer_norm"). Both nil for the other families.
+	RelEmb *tensor.Tensor
+	RelLN  *LayerNorm
+
 	// Layers are the distinct layers: one per block, or for ALBERT one per group, block l
 	// running Layers[Config.LayerIndex(l)] (Block).
 	Layers []Layer
@@ -135,9 +140,18 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 	m := &Model{
 		Config:  c,
 		WordEmb: tensor.New(c.VocabSize, E),
-		PosEmb:  tensor.New(c.MaxPositionEmbeddings, E),
 		EmbLN:   lnOf(E),
 		Layers:  make([]Layer, c.NumLayers()),
+	}
+	if !c.NoPositionEmbeddings {
+		m.PosEmb = tensor.New(c.MaxPositionEmbeddings, E)
+	}
+	if d := c.Disentangled; d != nil && d.Relative {
+		m.RelEmb = tensor.New(2*d.Span(), H)
+		if d.NormRelEmb {
+			l := ln()
+			m.RelLN = &l
+		}
 	}
 	if c.HasTokenTypes() {
 		m.TypeEmb = tensor.New(c.TypeVocabSize, E)
@@ -252,7 +266,9 @@ func (m *Model) params() []Param {
 		add(prefix+".bias", l.B)
 	}
 	add("bert.embeddings.word_embeddings.weight", m.WordEmb)
-	add("bert.embeddings.position_embeddings.weight", m.PosEmb)
+	if m.PosEmb != nil {
+		add("bert.embeddings.position_embeddings.weight", m.PosEmb)
+	}
 	if m.TypeEmb != nil {
 		add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
 	}
@@ -273,6 +289,12 @@ func (m *Model) params() []Param {
 		addLin(p+"intermediate.dense", l.Inter)
 		addLin(p+"output.dense", l.Out)
 		addLN(p+"output.LayerNorm", l.OutLN)
+	}
+	if m.RelEmb != nil {
+		add("bert.encoder.rel_embeddings.weight", m.RelEmb)
+	}
+	if m.RelLN != nil {
+		addLN("bert.encoder.LayerNorm", *m.RelLN)
 	}
 	if m.Pooler != nil {
 		addLin("bert.pooler.dense", *m.Pooler)
@@ -329,7 +351,16 @@ func (c Config) ParamCount(heads Heads) int64 {
 	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(max(c.TypeVocabSize, 0))
 	H, I, L, E := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumLayers()), int64(c.EmbDim())
 	lin := func(out, in int64) int64 { return out*in + out }
+	if c.NoPositionEmbeddings {
+		P = 0
+	}
 	n := (V+P+T)*E + 2*E
+	if d := c.Disentangled; d != nil && d.Relative {
+		n += int64(2*d.Span()) * H
+		if d.NormRelEmb {
+			n += 2 * H
+		}
+	}
 	if c.HasEmbProj() {
 		n += lin(H, E)
 	}
@@ -465,10 +496,10 @@ func (m *Model) NumBlocks() int {
 func (m *Model) Block(l int) *Layer { return &m.Layers[m.Config.LayerIndex(l)] }
 
 // trainable refuses what the training passes do not implement yet: ALBERT's embedding
-// projection and layers shared across blocks.
+// projection, layers shared across blocks and DeBERTa's disentangled attention.
 func (m *Model) trainable(what string) error {
-	if m.EmbProj != nil || m.Config.SharesLayers() {
-		return fmt.Errorf("%s: training %s (embedding projection, shared layers) is not supported yet", what, m.Config.Family.Name())
+	if m.EmbProj != nil || m.Config.SharesLayers() || m.Config.Disentangled != nil {
+		return fmt.Errorf("%s: training %s (embedding projection, shared layers, disentangled attention) is not supported yet", what, m.Config.Family.Name())
 	}
 	return nil
 }

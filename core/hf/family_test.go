@@ -25,6 +25,8 @@ const (
 	albertGrpDir  = "../bert/testdata/albert-tiny-groups"
 	electraDisc   = "../bert/testdata/electra-tiny-discriminator"
 	electraGen    = "../bert/testdata/electra-tiny-generator"
+	debertaDir    = "../bert/testdata/deberta-tiny-random"
+	debertaNoBkt  = "../bert/testdata/deberta-tiny-nobuckets"
 )
 
 func TestFamilyNames(t *testing.T) {
@@ -74,6 +76,12 @@ func TestFamilyNames(t *testing.T) {
 		{bert.FamilyELECTRA, "generator_lm_head.weight", "cls.predictions.decoder.weight"},
 		{bert.FamilyELECTRA, "generator_lm_head.bias", "cls.predictions.bias"},
 		{bert.FamilyELECTRA, "discriminator_predictions.dense_prediction.weight", "discriminator_predictions.dense_prediction.weight"},
+		{bert.FamilyDeBERTaV2, "deberta.encoder.layer.0.attention.self.query_proj.weight", "bert.encoder.layer.0.attention.self.query.weight"},
+		{bert.FamilyDeBERTaV2, "deberta.encoder.layer.3.attention.self.value_proj.bias", "bert.encoder.layer.3.attention.self.value.bias"},
+		{bert.FamilyDeBERTaV2, "deberta.encoder.rel_embeddings.weight", "bert.encoder.rel_embeddings.weight"},
+		{bert.FamilyDeBERTaV2, "deberta.encoder.LayerNorm.bias", "bert.encoder.LayerNorm.bias"},
+		{bert.FamilyDeBERTaV2, "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.weight"},
+		{bert.FamilyDeBERTaV2, "cls.predictions.bias", "cls.predictions.bias"},
 	}
 	for _, tc := range tests {
 		if got, ok := hf.BERTName(tc.fam, tc.file); !ok || got != tc.bert {
@@ -95,6 +103,10 @@ func TestFamilyNames(t *testing.T) {
 		{bert.FamilyRoBERTa, "roberta.embeddings.position_ids", "bert.embeddings.position_ids"},
 		{bert.FamilyALBERT, "encoder.albert_layer_groups.1.albert_layers.0.ffn.bias", "bert.encoder.layer.1.intermediate.dense.bias"},
 		{bert.FamilyALBERT, "pooler.bias", "bert.pooler.dense.bias"},
+		{bert.FamilyDeBERTaV2, "lm_predictions.lm_head.dense.weight", "cls.predictions.transform.dense.weight"},
+		{bert.FamilyDeBERTaV2, "lm_predictions.lm_head.LayerNorm.weight", "cls.predictions.transform.LayerNorm.weight"},
+		{bert.FamilyDeBERTaV2, "lm_predictions.lm_head.bias", "cls.predictions.bias"},
+		{bert.FamilyDeBERTaV2, "encoder.rel_embeddings.weight", "bert.encoder.rel_embeddings.weight"},
 		// A second layer in a group (inner_group_num 2) has no parameter to go to: reported as ignored.
 		{bert.FamilyALBERT, "albert.encoder.albert_layer_groups.0.albert_layers.1.ffn.bias", "bert.encoder.layer.0.albert_layers.1.intermediate.dense.bias"},
 	}
@@ -127,6 +139,7 @@ func TestFamilyNamesRoundTrip(t *testing.T) {
 		`{"model_type":"roberta","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"type_vocab_size":1,"tie_word_embeddings":false}`,
 		`{"model_type":"albert","embedding_size":4,"hidden_size":8,"num_attention_heads":2,"num_hidden_layers":3,"num_hidden_groups":2,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"tie_word_embeddings":false}`,
 		`{"model_type":"electra","embedding_size":4,"hidden_size":8,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"tie_word_embeddings":false}`,
+		`{"model_type":"deberta-v2","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8,"relative_attention":true,"pos_att_type":["c2p","p2c"],"position_buckets":4,"norm_rel_ebd":"layer_norm","share_att_key":true,"type_vocab_size":2,"tie_word_embeddings":false}`,
 	} {
 		c, err := bert.ParseConfig([]byte(in))
 		if err != nil {
@@ -141,8 +154,10 @@ func TestFamilyNamesRoundTrip(t *testing.T) {
 		seen := map[string]bool{}
 		for _, p := range m.Params() {
 			fn := hf.FamilyName(c.Family, p.Name)
-			// Every name but the discriminator head's (which BERT lacks) is the family's own.
-			if (fn == p.Name && !strings.HasPrefix(p.Name, "discriminator_predictions.")) || seen[fn] {
+			// Every name is the family's own but ELECTRA's discriminator head (which BERT lacks) and
+			// DeBERTa's legacy head (BERT's cls.predictions).
+			same := strings.HasPrefix(p.Name, "discriminator_predictions.") || (fam == bert.FamilyDeBERTaV2 && strings.HasPrefix(p.Name, "cls."))
+			if (fn == p.Name && !same) || seen[fn] {
 				t.Errorf("%s: %q has family name %q", c.Family, p.Name, fn)
 			}
 			seen[fn] = true
@@ -274,6 +289,12 @@ func TestLoadFamilyVariants(t *testing.T) {
 			return n
 		}, add: []hf.Tensor{{Name: "vocab_transform.bias", Shape: []int{47}, Data: make([]float32, 47)}},
 			wantErr: `tensor "vocab_transform.bias": shape [47], config.json expects [48]`},
+		{name: "deberta lm_predictions head", dir: debertaDir, rename: func(n string) string {
+			return strings.Replace(strings.Replace(n, "cls.predictions.transform.", "lm_predictions.lm_head.", 1), "cls.predictions.bias", "lm_predictions.lm_head.bias", 1)
+		}},
+		{name: "deberta stale position embeddings", dir: debertaDir, rename: func(n string) string { return n },
+			add:     []hf.Tensor{{Name: "deberta.embeddings.position_embeddings.weight", Shape: []int{16, 48}, Data: make([]float32, 16*48)}},
+			ignored: "deberta.embeddings.position_embeddings.weight"},
 		{name: "roberta bare model", dir: robertaDir, rename: func(n string) string {
 			if !strings.HasPrefix(n, "roberta.") {
 				return ""
@@ -333,7 +354,7 @@ func TestLoadFamilyVariants(t *testing.T) {
 // TestSaveFamilyFolder saves each family fixture and loads it back: the file holds the tensor
 // names transformers writes, config.json keeps the family's keys, and the outputs are the same.
 func TestSaveFamilyFolder(t *testing.T) {
-	for _, dir := range []string{distilDir, distilSinDir, robertaDir, albertDir, albertGrpDir, electraDisc, electraGen} {
+	for _, dir := range []string{distilDir, distilSinDir, robertaDir, albertDir, albertGrpDir, electraDisc, electraGen, debertaDir, debertaNoBkt} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ref, err := hf.LoadFolder(dir)
 			if err != nil {
@@ -403,7 +424,7 @@ func FuzzBERTName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		for _, fam := range []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyDistilBERT, bert.FamilyALBERT, bert.FamilyELECTRA} {
+		for _, fam := range bert.Families {
 			key, ok := hf.BERTName(fam, name)
 			if !ok || fam == bert.FamilyBERT {
 				continue

@@ -139,6 +139,23 @@ var families = map[bert.Family]familyNames{
 			{"discriminator_predictions.", "discriminator_predictions."},
 		},
 	},
+	bert.FamilyDeBERTaV2: {
+		prefix: "deberta.",
+		roots:  []string{"embeddings.", "encoder."},
+		body: []nameRule{
+			{".attention.self.query_proj.", ".attention.self.query."},
+			{".attention.self.key_proj.", ".attention.self.key."},
+			{".attention.self.value_proj.", ".attention.self.value."},
+		},
+		heads: []nameRule{
+			// transformers' legacy head (config "legacy", its default) is BERT's cls.predictions;
+			// the other is lm_predictions.lm_head.
+			{"cls.", "cls."},
+			{"lm_predictions.lm_head.dense.", "cls.predictions.transform.dense."},
+			{"lm_predictions.lm_head.LayerNorm.", "cls.predictions.transform.LayerNorm."},
+			{"lm_predictions.lm_head.bias", "cls.predictions.bias"},
+		},
+	},
 	bert.FamilyDistilBERT: {
 		prefix: "distilbert.",
 		roots:  []string{"embeddings.", "transformer."},
@@ -168,6 +185,7 @@ var familyArchs = map[bert.Family][2]string{
 	bert.FamilyDistilBERT: {"DistilBertModel", "DistilBertForMaskedLM"},
 	bert.FamilyALBERT:     {"AlbertModel", "AlbertForMaskedLM"},
 	bert.FamilyELECTRA:    {"ElectraModel", "ElectraForMaskedLM"},
+	bert.FamilyDeBERTaV2:  {"DebertaV2Model", "DebertaV2ForMaskedLM"},
 }
 
 // BERTName maps a tensor name of a family's checkpoint to the name bert.Model.Params gives it

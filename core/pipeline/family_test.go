@@ -16,6 +16,7 @@ func familyModel(t *testing.T, family string) *bert.Model {
 		"distilbert": `{"model_type":"distilbert","dim":32,"n_heads":2,"n_layers":2,"hidden_dim":48,"vocab_size":2000,"max_position_embeddings":32}`,
 		"roberta":    `{"model_type":"roberta","hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":34,"type_vocab_size":1,"hidden_act":"gelu_new"}`,
 		"albert":     `{"model_type":"albert","embedding_size":8,"hidden_size":32,"num_attention_heads":2,"num_hidden_layers":3,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32}`,
+		"deberta-v2": `{"model_type":"deberta-v2","hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32,"relative_attention":true,"pos_att_type":["p2c","c2p"],"position_buckets":8,"norm_rel_ebd":"layer_norm","share_att_key":true,"position_biased_input":false,"type_vocab_size":0}`,
 		"electra":    `{"model_type":"electra","embedding_size":8,"hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32}`,
 	}
 	c, err := bert.ParseConfig([]byte(cfgs[family]))
@@ -37,7 +38,7 @@ func familyModel(t *testing.T, family string) *bert.Model {
 func TestFamilyPipelines(t *testing.T) {
 	tok := loadFixture(t).Tokenizer
 	pair := "on the mat"
-	for _, family := range []string{"distilbert", "roberta", "albert", "electra"} {
+	for _, family := range []string{"distilbert", "roberta", "albert", "electra", "deberta-v2"} {
 		t.Run(family, func(t *testing.T) {
 			m := familyModel(t, family)
 			var p *string
@@ -68,15 +69,26 @@ func TestFamilyPipelines(t *testing.T) {
 			if family == "roberta" {
 				want = fmt.Sprintf("position[%d]", m.Config.PadTokenID+1+token)
 			}
+			if family == "deberta-v2" {
+				// No absolute positions and no token types: the word row alone; the distances
+				// are in the scores.
+				want = "e = word["
+				if !strings.Contains(r.Steps[2].Formula+r.Steps[3].Formula, "δ") {
+					t.Errorf("score formulas %q, %q lack the relative terms", r.Steps[2].Formula, r.Steps[3].Formula)
+				}
+			}
 			if !strings.Contains(embed.Formula, want) {
 				t.Errorf("embedding formula %q, want %s", embed.Formula, want)
 			}
-			if _, ok := vec["type"]; ok == (family == "distilbert") {
+			if _, ok := vec["type"]; ok == (family == "distilbert" || family == "deberta-v2") {
 				t.Errorf("embedding vectors %v: a type row for %s", embed.Vectors, family)
 			}
 			sum := make([]float32, len(vec["word"]))
 			for i := range sum {
-				sum[i] = vec["word"][i] + vec["position"][i]
+				sum[i] = vec["word"][i]
+				if p := vec["position"]; p != nil {
+					sum[i] += p[i]
+				}
 				if ty := vec["type"]; ty != nil {
 					sum[i] = vec["word"][i] + ty[i] + vec["position"][i]
 				}

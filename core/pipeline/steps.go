@@ -156,6 +156,24 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 	scoreFormula := fmt.Sprintf("score[j] = q · k_j / √%d = q · k_j / %.3g", D, sqrtD)
 	scoreWhat := fmt.Sprintf("Each head compares the query of “%s” with the key of every token: a large dot product means a good match. Dividing by √d keeps the scores in a range where softmax still spreads.", t)
 	switch {
+	case c.Disentangled != nil:
+		// DeBERTa: the rows the model has, and the disentangled scores.
+		formula, vecs, parts := fmt.Sprintf("e = word[%q]", t), []Vector{{Name: "word", Values: word}}, "one for the word piece"
+		if m.PosEmb != nil {
+			formula += fmt.Sprintf(" + position[%d]", token)
+			vecs, parts = append(vecs, Vector{Name: "position", Values: pos}), parts+", one for its position"
+		}
+		if c.HasTokenTypes() {
+			formula += fmt.Sprintf(" + type[%d]", enc.TypeIDs[token])
+			vecs, parts = append(vecs, Vector{Name: "type", Values: typ}), parts+", one for its segment"
+		}
+		embed.Formula, embed.Vectors = formula, append(vecs, Vector{Name: "sum", Values: sum})
+		embed.What = "The token's vector starts as the sum of its rows (" + parts + "). DeBERTa's positions enter the attention scores instead, as relative distances."
+		if d := c.Disentangled; d.Relative {
+			scoreFormula = fmt.Sprintf("score[j] = (q · k_j%s%s) / √(%d·%d), r = relative embeddings, δ = bucketed distance",
+				map[bool]string{true: " + q · W_K r[δ(i−j)]"}[d.C2P], map[bool]string{true: " + k_j · W_Q r[−δ(j−i)]"}[d.P2C], D, d.ScaleFactor())
+			scoreWhat += " DeBERTa adds content-to-position and position-to-content terms: how well the query matches the key's distance, and the key the query's, through the layer's own query and key maps."
+		}
 	case !c.HasTokenTypes():
 		// DistilBERT: no segment row.
 		embed.Formula = fmt.Sprintf("e = word[%q] + position[%d]", t, token)

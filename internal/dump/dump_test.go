@@ -44,6 +44,8 @@ func TestDumpFamilies(t *testing.T) {
 		{"../../core/bert/testdata/albert-tiny-random", false, nil},
 		{"../../core/bert/testdata/albert-tiny-groups", false, nil},
 		{"../../core/bert/testdata/electra-tiny-discriminator", false, nil},
+		{"../../core/bert/testdata/deberta-tiny-random", false, nil},
+		{"../../core/bert/testdata/deberta-tiny-nobuckets", false, nil},
 		{"../../core/bert/testdata/electra-tiny-generator", true, []string{"electra.encoder.layer.0.attention.self.query.weight", "generator_lm_head.weight", "generator_lm_head.bias"}},
 	}
 	for _, tc := range tests {

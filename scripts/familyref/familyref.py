@@ -39,6 +39,14 @@
 #   electra-tiny-generator      ElectraForMaskedLM: embedding_size equal to hidden (no projection),
 #                               hidden_act gelu_new in the layers while generator_predictions'
 #                               GELU stays exact; logits [2, 10, V], loss
+#   deberta-tiny-random         DebertaV2ForMaskedLM (modeling_deberta_v2.py, the legacy
+#                               cls.predictions head): relative_attention with c2p and p2c,
+#                               share_att_key, position_buckets 8 (log buckets up to
+#                               max_relative_positions 16), norm_rel_ebd layer_norm, no absolute
+#                               positions, no token types, layer_norm_eps 1e-7
+#   deberta-tiny-nobuckets      DebertaV2Model (bare names): c2p only, no buckets and
+#                               max_relative_positions 6 < the 10 tokens (clamped offsets),
+#                               position_biased_input, two token types, no rel LayerNorm
 #
 #   /usr/bin/python3 scripts/familyref/familyref.py core/bert/testdata
 # (Debian's python3-torch; no transformers, no safetensors package: a small writer below.)
@@ -498,6 +506,147 @@ def electra(out_dir, seed, discriminator, E, hidden_act):
          hs, atts, outs, rec, desc, {})
 
 
+def log_bucket(rel, bucket_size, max_position):
+    """make_log_bucket_position, in float32 as transformers computes it."""
+    if bucket_size <= 0 or max_position <= 0:
+        return rel
+    sign = torch.sign(rel)
+    mid = bucket_size // 2
+    abs_pos = torch.where((rel < mid) & (rel > -mid), torch.tensor(mid - 1).type_as(rel), torch.abs(rel))
+    ratio = torch.log(abs_pos.to(torch.float32) / mid) / torch.log(torch.tensor((max_position - 1) / mid, dtype=torch.float32))
+    log_pos = torch.ceil(ratio * (mid - 1)) + mid
+    return torch.where(abs_pos <= mid, rel.to(torch.float32), log_pos * sign).long()
+
+
+def deberta(out_dir, seed, mlm, buckets, max_rel, att, norm_rel, biased, types_n):
+    P, PAD, CLS, SEP, MASK = 16, 0, 1, 2, 3
+    eps, hidden_act = 1e-7, "gelu"
+    span = buckets if buckets > 0 else max_rel
+    W = Weights(seed)
+    W.normal("word_embeddings", (VOCAB, HID), 0.5)
+    W.w["word_embeddings"][PAD] = 0
+    if biased:
+        W.normal("position_embeddings", (P, HID), 0.5)
+    if types_n:
+        W.normal("token_type_embeddings", (types_n, HID), 0.5)
+    W.layernorm("emb_ln", HID)
+    W.normal("rel_embeddings", (2 * span, HID), 0.5)
+    if norm_rel:
+        W.layernorm("rel_ln", HID)
+    for li in range(LAYERS):
+        for part, (o, i) in {"query": (HID, HID), "key": (HID, HID), "value": (HID, HID),
+                             "attn_out": (HID, HID), "inter": (INTER, HID), "out": (HID, INTER)}.items():
+            W.linear(f"l{li}.{part}", o, i)
+        W.layernorm(f"l{li}.attn_ln", HID)
+        W.layernorm(f"l{li}.out_ln", HID)
+    if mlm:
+        W.linear("mlm_dense", HID, HID)
+        W.layernorm("mlm_ln", HID)
+        W.normal("mlm_bias", (VOCAB,), 0.1)
+
+    ids = torch.tensor([[CLS, 17, MASK, 55, SEP, 91, MASK, 33, 118, SEP],
+                        [CLS, 64, 8, MASK, SEP, 40, SEP, PAD, PAD, PAD]])
+    types = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 1, 1, 0, 0, 0]])
+    mask = torch.tensor([[1] * 10, [1] * 7 + [0] * 3])
+    labels = torch.full((B, S), -100)
+    labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+
+    x = W.get("word_embeddings")[ids]
+    if biased:
+        x = x + W.get("position_embeddings")[:S]
+    if types_n:
+        x = x + W.get("token_type_embeddings")[types]
+    e = layer_norm(W, x, "emb_ln", eps) * mask[:, :, None]  # DeBERTa zeroes the padding rows
+    rel = W.get("rel_embeddings")
+    if norm_rel:
+        rel = layer_norm(W, rel, "rel_ln", eps)
+    d = HID // HEADS
+    sf = 1 + ("c2p" in att) + ("p2c" in att)
+    scale = math.sqrt(d * sf)
+    pos = torch.arange(S)
+    relpos = log_bucket(pos[:, None] - pos[None, :], buckets, max_rel)  # bucket(i - j): [S, S]
+    pair = (mask[:, None, :, None] * mask[:, None, None, :]) == 0  # XSoftmax: query and key masks
+    split = lambda t: t.view(t.shape[0], -1, HEADS, d).transpose(1, 2)
+    rec, hs, atts, h = {}, [e], [], e
+    for li in range(LAYERS):
+        n = f"l{li}."
+        q, k, v = linear(W, h, n + "query"), linear(W, h, n + "key"), linear(W, h, n + "value")
+        qh, kh, vh = split(q), split(k), split(v)
+        scores = qh @ kh.transpose(-1, -2) / scale
+        if "c2p" in att:  # content to position: q_i . K(r[bucket(i - j) + span])
+            pk = split(linear(W, rel[None], n + "key"))  # share_att_key: [1, A, 2span, d]
+            c2p = qh @ pk.transpose(-1, -2)  # [B, A, S, 2span]
+            idx = torch.clamp(relpos + span, 0, 2 * span - 1).expand(B, HEADS, S, S)
+            scores = scores + torch.gather(c2p, -1, idx) / scale
+        if "p2c" in att:  # position to content: k_j . Q(r[-bucket(j - i) + span])
+            pq = split(linear(W, rel[None], n + "query"))
+            p2c = kh @ pq.transpose(-1, -2)  # [B, A, S(keys), 2span]
+            idx = torch.clamp(-relpos + span, 0, 2 * span - 1).expand(B, HEADS, S, S)
+            scores = scores + torch.gather(p2c, -1, idx).transpose(-1, -2) / scale
+        probs = torch.softmax(scores.masked_fill(pair, torch.finfo(torch.float32).min), -1).masked_fill(pair, 0)
+        ctx = (probs @ vh).transpose(1, 2).reshape(B, S, HID)
+        a = layer_norm(W, linear(W, ctx, n + "attn_out") + h, n + "attn_ln", eps)
+        inter = ACTS[hidden_act](linear(W, a, n + "inter"))
+        h = layer_norm(W, linear(W, inter, n + "out") + a, n + "out_ln", eps)
+        for key, t in [("query", q), ("key", k), ("value", v), ("scores", scores), ("context", ctx),
+                       ("attention_output", a), ("intermediate", inter)]:
+            rec[f"layer.{li}.{key}"] = t
+        hs.append(h)
+        atts.append(probs)
+    outs = {"last_hidden_state": h}
+    inputs = {"input_ids": ids, "attention_mask": mask}
+    if types_n:
+        inputs["token_type_ids"] = types
+    if mlm:
+        t = layer_norm(W, ACTS[hidden_act](linear(W, h, "mlm_dense")), "mlm_ln", eps)
+        rec["mlm_transform"] = t
+        logits = t @ W.get("word_embeddings").T + W.get("mlm_bias")
+        outs.update({"logits": logits, "loss": mlm_loss(logits, labels).reshape(1)})
+        inputs["labels"] = labels
+
+    pre = "deberta." if mlm else ""
+    hf = {pre + "embeddings.word_embeddings.weight": "word_embeddings",
+          pre + "embeddings.LayerNorm.weight": "emb_ln.weight", pre + "embeddings.LayerNorm.bias": "emb_ln.bias",
+          pre + "encoder.rel_embeddings.weight": "rel_embeddings"}
+    if biased:
+        hf[pre + "embeddings.position_embeddings.weight"] = "position_embeddings"
+    if types_n:
+        hf[pre + "embeddings.token_type_embeddings.weight"] = "token_type_embeddings"
+    for s_ in ("weight", "bias"):
+        if norm_rel:
+            hf[f"{pre}encoder.LayerNorm.{s_}"] = f"rel_ln.{s_}"
+        for li in range(LAYERS):
+            lp = f"{pre}encoder.layer.{li}."
+            for ours, theirs in [("query", "attention.self.query_proj"), ("key", "attention.self.key_proj"),
+                                 ("value", "attention.self.value_proj"), ("attn_out", "attention.output.dense"),
+                                 ("attn_ln", "attention.output.LayerNorm"), ("inter", "intermediate.dense"),
+                                 ("out", "output.dense"), ("out_ln", "output.LayerNorm")]:
+                hf[f"{lp}{theirs}.{s_}"] = f"l{li}.{ours}.{s_}"
+        if mlm:
+            hf[f"cls.predictions.transform.dense.{s_}"] = f"mlm_dense.{s_}"
+            hf[f"cls.predictions.transform.LayerNorm.{s_}"] = f"mlm_ln.{s_}"
+    if mlm:
+        hf["cls.predictions.bias"] = "mlm_bias"
+    arch = "DebertaV2ForMaskedLM" if mlm else "DebertaV2Model"
+    cfg = {"architectures": [arch], "model_type": "deberta-v2", "attention_probs_dropout_prob": 0.1,
+           "hidden_act": hidden_act, "hidden_dropout_prob": 0.1, "hidden_size": HID, "initializer_range": 0.02,
+           "intermediate_size": INTER, "layer_norm_eps": eps, "max_position_embeddings": P,
+           "max_relative_positions": max_rel, "num_attention_heads": HEADS, "num_hidden_layers": LAYERS,
+           "pad_token_id": PAD, "pooler_dropout": 0, "pooler_hidden_act": "gelu", "pooler_hidden_size": HID,
+           "pos_att_type": att if mlm else "|".join(att), "position_biased_input": biased,
+           "position_buckets": buckets, "relative_attention": True, "share_att_key": True,
+           "type_vocab_size": types_n, "vocab_size": VOCAB, "torch_dtype": "float32",
+           "transformers_version": "4.38.2"}
+    if norm_rel:
+        cfg["norm_rel_ebd"] = "layer_norm"
+    desc = (f"{arch}: vocab {VOCAB}, hidden {HID}, {LAYERS} layers of {HEADS} heads (head size {d}), intermediate "
+            f"{INTER}, relative attention {'+'.join(att)} (scores divided by sqrt({d} * {sf})), position_buckets "
+            f"{buckets}, max_relative_positions {max_rel} (att_span {span}), rel LayerNorm {norm_rel}, "
+            f"position_biased_input {biased}, type_vocab_size {types_n}, layer_norm_eps {eps}. Sequence 1 is padded "
+            f"after 7 tokens: its embedding rows are 0 and its padding queries attend to nothing (XSoftmax).")
+    save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, {})
+
+
 def save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
@@ -533,3 +682,7 @@ if __name__ == "__main__":
     albert(os.path.join(root, "albert-tiny-groups"), 15, pretraining=False, E=24, groups=2)
     electra(os.path.join(root, "electra-tiny-discriminator"), 16, discriminator=True, E=16, hidden_act="gelu")
     electra(os.path.join(root, "electra-tiny-generator"), 17, discriminator=False, E=HID, hidden_act="gelu_new")
+    deberta(os.path.join(root, "deberta-tiny-random"), 18, mlm=True, buckets=8, max_rel=16, att=["p2c", "c2p"],
+            norm_rel=True, biased=False, types_n=0)
+    deberta(os.path.join(root, "deberta-tiny-nobuckets"), 19, mlm=False, buckets=-1, max_rel=6, att=["c2p"],
+            norm_rel=False, biased=True, types_n=2)
