@@ -107,6 +107,12 @@ func TestFamilyMatchesFixture(t *testing.T) {
 				got[p+"query"], got[p+"key"], got[p+"value"] = lt.Query.Data, lt.Key.Data, lt.Value.Data
 				got[p+"scores"], got[p+"context"] = lt.Scores.Data, lt.Context.Data
 				got[p+"attention_output"], got[p+"intermediate"] = lt.AttentionOutput.Data, lt.Intermediate.Data
+				if lt.C2P != nil {
+					got[p+"c2p"] = lt.C2P.Data
+				}
+				if lt.P2C != nil {
+					got[p+"p2c"] = lt.P2C.Data
+				}
 			}
 			if e := out.Trace.Embeddings; e != nil {
 				got["embeddings"] = e.Data

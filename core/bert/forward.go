@@ -76,6 +76,9 @@ type Trace struct {
 type LayerTrace struct {
 	Query, Key, Value *tensor.Tensor // projections before the head split: [B, S, H]
 	Scores            *tensor.Tensor // QKᵀ/√d (plus the relative terms, see Layer.Distance) before the mask: [B, A, S, S]
+	// C2P and P2C are DeBERTa's content-to-position and position-to-content terms of Scores, as
+	// scaled there: [B, A, S, S]; nil for the other families (and without the term).
+	C2P, P2C *tensor.Tensor
 	Context           *tensor.Tensor // probabilities · V, heads merged: [B, S, H]
 	AttnProj          *tensor.Tensor // output dense of the context, before the residual: [B, S, H]
 	AttentionOutput   *tensor.Tensor // LayerNorm(AttnProj + input): [B, S, H]
@@ -423,9 +426,18 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 		job.rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
 		job.relKey = c.PositionEmbeddingType == PositionRelativeKeyQuery
 	}
+	var c2p, p2c *tensor.Tensor // the trace's parts of the scores
 	if dc := c.Disentangled; dc != nil {
 		job.scale = float32(1 / math.Sqrt(float64(d*dc.ScaleFactor())))
 		job.dis = m.disentangled(L, p)
+		if lt != nil && job.dis.posK != nil {
+			c2p = tensor.New(B, A, S, S)
+			job.dis.c2pOut = c2p.Data
+		}
+		if lt != nil && job.dis.posQ != nil {
+			p2c = tensor.New(B, A, S, S)
+			job.dis.p2cOut = p2c.Data
+		}
 	}
 	if scores != nil {
 		job.scores = scores.Data
@@ -486,6 +498,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	t := LayerTrace{Query: q, Key: k, Value: v, Context: ctx, AttentionOutput: attnOut, Intermediate: inter}
 	if lt != nil {
 		t.Scores, t.AttnProj, t.FFNOut = scores, proj, ffn
+		t.C2P, t.P2C = c2p, p2c
 		*lt = t
 	}
 	if la != nil {
@@ -532,6 +545,8 @@ type disentangledJob struct {
 	posK, posQ []float32
 	// c2p[i·S+j] and p2c[i·S+j] are the rows of posK and posQ that query i and key j use.
 	c2p, p2c []int
+	// c2pOut and p2cOut, if not nil, receive the terms (the trace): [B, A, S, S].
+	c2pOut, p2cOut []float32
 }
 
 // distanceWindow returns the rows of a layer's distance embeddings [2P−1, d] that a sequence
@@ -569,9 +584,9 @@ func addRelativeScores(sc, qh, kh []float32, ld int, rel []float32, S, d int, sc
 }
 
 // addDisentangled adds DeBERTa's c2p and p2c terms, times scale, to the scores sc [S, S] of the
-// (sequence, head) pair whose queries and keys start at off; qp and kp are scratch of S·2·span
-// values, receiving Q_h·posK_hᵀ and K_h·posQ_hᵀ.
-func (j *attention) addDisentangled(sc []float32, off int, qp, kp []float32) {
+// (sequence, head) pair bh whose queries and keys start at off; qp and kp are scratch of
+// S·2·span values, receiving Q_h·posK_hᵀ and K_h·posQ_hᵀ.
+func (j *attention) addDisentangled(sc []float32, bh, off int, qp, kp []float32) {
 	S, H, d, D := j.S, j.H, j.d, j.dis
 	W := 2 * D.span
 	hoff := off % H // the head's columns
@@ -582,6 +597,12 @@ func (j *attention) addDisentangled(sc []float32, off int, qp, kp []float32) {
 			for k := range row {
 				row[k] += qrow[idx[k]]
 			}
+			if D.c2pOut != nil {
+				out := D.c2pOut[(bh*S+i)*S : (bh*S+i+1)*S]
+				for k := range out {
+					out[k] = qrow[idx[k]]
+				}
+			}
 		}
 	}
 	if D.posQ != nil {
@@ -590,6 +611,12 @@ func (j *attention) addDisentangled(sc []float32, off int, qp, kp []float32) {
 			row, idx := sc[i*S:(i+1)*S], D.p2c[i*S:(i+1)*S]
 			for k := range row {
 				row[k] += kp[k*W+idx[k]]
+			}
+			if D.p2cOut != nil {
+				out := D.p2cOut[(bh*S+i)*S : (bh*S+i+1)*S]
+				for k := range out {
+					out[k] = kp[k*W+idx[k]]
+				}
 			}
 		}
 	}
@@ -626,7 +653,7 @@ func (j *attention) heads(lo, hi int) {
 			addRelativeScores(pr, j.q[off:], kh, H, j.rel, S, d, j.scale, qr, kr)
 		}
 		if j.dis != nil {
-			j.addDisentangled(pr, off, qr, kr)
+			j.addDisentangled(pr, bh, off, qr, kr)
 		}
 		if j.scores != nil {
 			copy(j.scores[bh*S*S:], pr)

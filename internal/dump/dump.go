@@ -97,6 +97,15 @@ func Write(m *bert.Model, in *Inputs, inputs string, opt Options, stdout io.Writ
 				{"attention_output", lt.AttentionOutput}, {"intermediate", lt.Intermediate}} {
 				its = append(its, hf.Tensor{Name: fmt.Sprintf("layer.%d.%s", l, p.n), Shape: p.t.Shape, Data: p.t.Data})
 			}
+			// DeBERTa's parts of the scores.
+			for _, p := range []struct {
+				n string
+				t *tensor.Tensor
+			}{{"c2p", lt.C2P}, {"p2c", lt.P2C}} {
+				if p.t != nil {
+					its = append(its, hf.Tensor{Name: fmt.Sprintf("layer.%d.%s", l, p.n), Shape: p.t.Shape, Data: p.t.Data})
+				}
+			}
 		}
 		if t := o.Trace.Embeddings; t != nil {
 			its = append(its, hf.Tensor{Name: "embeddings", Shape: t.Shape, Data: t.Data})

@@ -43,7 +43,8 @@
 #                               cls.predictions head): relative_attention with c2p and p2c,
 #                               share_att_key, position_buckets 8 (log buckets up to
 #                               max_relative_positions 16), norm_rel_ebd layer_norm, no absolute
-#                               positions, no token types, layer_norm_eps 1e-7
+#                               positions, no token types, layer_norm_eps 1e-7; intermediates add
+#                               layer.N.c2p and layer.N.p2c, the two terms of layer.N.scores
 #   deberta-tiny-nobuckets      DebertaV2Model (bare names): c2p only, no buckets and
 #                               max_relative_positions 6 < the 10 tokens (clamped offsets),
 #                               position_biased_input, two token types, no rel LayerNorm
@@ -577,12 +578,14 @@ def deberta(out_dir, seed, mlm, buckets, max_rel, att, norm_rel, biased, types_n
             pk = split(linear(W, rel[None], n + "key"))  # share_att_key: [1, A, 2span, d]
             c2p = qh @ pk.transpose(-1, -2)  # [B, A, S, 2span]
             idx = torch.clamp(relpos + span, 0, 2 * span - 1).expand(B, HEADS, S, S)
-            scores = scores + torch.gather(c2p, -1, idx) / scale
+            rec[f"layer.{li}.c2p"] = torch.gather(c2p, -1, idx) / scale
+            scores = scores + rec[f"layer.{li}.c2p"]
         if "p2c" in att:  # position to content: k_j . Q(r[-bucket(j - i) + span])
             pq = split(linear(W, rel[None], n + "query"))
             p2c = kh @ pq.transpose(-1, -2)  # [B, A, S(keys), 2span]
             idx = torch.clamp(-relpos + span, 0, 2 * span - 1).expand(B, HEADS, S, S)
-            scores = scores + torch.gather(p2c, -1, idx).transpose(-1, -2) / scale
+            rec[f"layer.{li}.p2c"] = torch.gather(p2c, -1, idx).transpose(-1, -2) / scale
+            scores = scores + rec[f"layer.{li}.p2c"]
         probs = torch.softmax(scores.masked_fill(pair, torch.finfo(torch.float32).min), -1).masked_fill(pair, 0)
         ctx = (probs @ vh).transpose(1, 2).reshape(B, S, HID)
         a = layer_norm(W, linear(W, ctx, n + "attn_out") + h, n + "attn_ln", eps)
