@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -113,5 +114,42 @@ func TestFamilyPipelines(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReplacedTokens runs an ELECTRA discriminator: one probability a token, the sigmoid of the
+// head's logit, and a clear error for a model without the head.
+func TestReplacedTokens(t *testing.T) {
+	tok := loadFixture(t).Tokenizer
+	c, err := bert.ParseConfig([]byte(`{"model_type":"electra","embedding_size":8,"hidden_size":32,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":48,"vocab_size":2000,"max_position_embeddings":32}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.InitializerRange = 0.5
+	m, err := bert.NewRandom(c, bert.Heads{RTD: true}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReplacedTokens(m, tok, "the cat sat on the mat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := Encode(tok, "the cat sat on the mat", nil, 0)
+	if len(r.Tokens) != enc.Len() || len(r.Replaced) != enc.Len() || len(r.Logits) != enc.Len() {
+		t.Fatalf("%d tokens, %d probabilities, %d logits; want %d", len(r.Tokens), len(r.Replaced), len(r.Logits), enc.Len())
+	}
+	spread := false
+	for i, z := range r.Logits {
+		want := 1 / (1 + math.Exp(-float64(z)))
+		if math.Abs(float64(r.Replaced[i])-want) > 1e-6 {
+			t.Errorf("token %d: probability %g, sigmoid(%g) = %g", i, r.Replaced[i], z, want)
+		}
+		spread = spread || math.Abs(float64(z-r.Logits[0])) > 1e-3
+	}
+	if !spread {
+		t.Errorf("every token got the same logit: %v", r.Logits)
+	}
+	if _, err := ReplacedTokens(familyModel(t, "roberta"), tok, "the cat", nil); err == nil || !strings.Contains(err.Error(), "replaced-token head") {
+		t.Errorf("a model without the head: %v", err)
 	}
 }
