@@ -76,14 +76,15 @@ type Trace struct {
 type LayerTrace struct {
 	Query, Key, Value *tensor.Tensor // projections before the head split: [B, S, H]
 	Scores            *tensor.Tensor // QKᵀ/√d (plus the relative terms, see Layer.Distance) before the mask: [B, A, S, S]
+	Context           *tensor.Tensor // probabilities · V, heads merged: [B, S, H]
+	AttnProj          *tensor.Tensor // output dense of the context, before the residual: [B, S, H]
+	AttentionOutput   *tensor.Tensor // LayerNorm(AttnProj + input): [B, S, H]
+	Intermediate      *tensor.Tensor // act(dense): [B, S, I]
+	FFNOut            *tensor.Tensor // output dense, before the residual: [B, S, H]
+
 	// C2P and P2C are DeBERTa's content-to-position and position-to-content terms of Scores, as
 	// scaled there: [B, A, S, S]; nil for the other families (and without the term).
-	C2P, P2C        *tensor.Tensor
-	Context         *tensor.Tensor // probabilities · V, heads merged: [B, S, H]
-	AttnProj        *tensor.Tensor // output dense of the context, before the residual: [B, S, H]
-	AttentionOutput *tensor.Tensor // LayerNorm(AttnProj + input): [B, S, H]
-	Intermediate    *tensor.Tensor // act(dense): [B, S, I]
-	FFNOut          *tensor.Tensor // output dense, before the residual: [B, S, H]
+	C2P, P2C *tensor.Tensor
 }
 
 // Validate checks the batch against the model's config: lengths, id ranges, sequence length.
