@@ -267,7 +267,7 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 	var ea *embActs
 	if ta != nil {
 		ea = &ta.emb
-		ta.layers = make([]layerActs, len(m.Layers))
+		ta.layers = make([]layerActs, m.NumBlocks())
 	}
 	h := p.emb
 	if h == nil {
@@ -381,12 +381,14 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 		}
 	}
 	if m.EmbProj != nil {
-		// Only eval passes get here (Model.trainable).
 		if tr != nil {
 			tr.Embeddings = out
 		}
 		h := p.buf(bufHidden0, B, S, H)
-		m.EmbProj.apply(h.Data, out.Data, B*S, E, H, true)
+		m.EmbProj.apply(h.Data, out.Data, B*S, E, H, ea == nil)
+		if ea != nil {
+			ea.projIn = out
+		}
 		return h
 	}
 	return out

@@ -43,7 +43,7 @@ func newRef(m *Model) *ref {
 	if m.MLM != nil && m.MLM.Decoder == m.WordEmb {
 		r.p[decoderName] = word
 	}
-	H := m.Config.HiddenSize
+	H := m.Config.EmbDim()
 	r.padRow = append([]float64(nil), word[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
 	if pos := r.p["bert.embeddings.position_embeddings.weight"]; m.Config.Family.Is(FamilyRoBERTa) {
 		r.posPadRow = append([]float64(nil), pos[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
@@ -78,10 +78,10 @@ func drop64(x []float64, keep []uint8, p float64) {
 
 func (r *ref) act(x []float64) { actNamed(r.c.HiddenAct, x) }
 
-// mlmAct is the MLM head's activation: RoBERTa's lm_head applies the exact GELU whatever the
-// config's hidden_act.
+// mlmAct is the MLM head's activation: RoBERTa's lm_head and ELECTRA's generator apply the
+// exact GELU whatever the config's hidden_act.
 func (r *ref) mlmAct(x []float64) {
-	if r.c.Family.Is(FamilyRoBERTa) {
+	if r.c.Family.Is(FamilyRoBERTa) || r.c.Family.Is(FamilyELECTRA) {
 		actNamed("gelu", x)
 		return
 	}
@@ -123,8 +123,8 @@ func linear64(x, w, b []float64, n, in, out int) []float64 {
 }
 
 func (r *ref) layerNorm(x []float64, name string) []float64 {
-	H := r.c.HiddenSize
 	g, b := r.p[name+".weight"], r.p[name+".bias"]
+	H := len(g) // the hidden size, or ALBERT's and ELECTRA's embedding size
 	y := make([]float64, len(x))
 	for o := 0; o < len(x); o += H {
 		row := x[o : o+H]
@@ -181,20 +181,21 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 	d := H / A
 	n := B * S
 	word, pos, typ := r.p["bert.embeddings.word_embeddings.weight"], r.p["bert.embeddings.position_embeddings.weight"], r.p["bert.embeddings.token_type_embeddings.weight"]
-	x := make([]float64, n*H)
+	E := c.EmbDim()
+	x := make([]float64, n*E)
 	count := 0 // RoBERTa: the non-pad ids of the sequence so far
 	for i := 0; i < n; i++ {
 		id, t := b.InputIDs[i], 0
 		if b.TokenTypeIDs != nil {
 			t = b.TokenTypeIDs[i]
 		}
-		w := word[id*H : (id+1)*H]
+		w := word[id*E : (id+1)*E]
 		if id == c.PadTokenID {
 			w = r.padRow
 		}
 		// The position's row: BERT's and DistilBERT's i mod S; RoBERTa's pad_token_id plus the
 		// count of non-pad ids so far, pad_token_id (a frozen row) for a pad id.
-		pr := pos[(i%S)*H : (i%S+1)*H]
+		pr := pos[(i%S)*E : (i%S+1)*E]
 		if c.Family.Is(FamilyRoBERTa) {
 			if i%S == 0 {
 				count = 0
@@ -203,24 +204,27 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 				pr = r.posPadRow
 			} else {
 				count++
-				pr = pos[(c.PadTokenID+count)*H : (c.PadTokenID+count+1)*H]
+				pr = pos[(c.PadTokenID+count)*E : (c.PadTokenID+count+1)*E]
 			}
 		}
-		for j := 0; j < H; j++ {
-			x[i*H+j] = w[j]
+		for j := 0; j < E; j++ {
+			x[i*E+j] = w[j]
 			if typ != nil {
-				x[i*H+j] += typ[t*H+j]
+				x[i*E+j] += typ[t*E+j]
 			}
 			if !c.Relative() {
-				x[i*H+j] += pr[j]
+				x[i*E+j] += pr[j]
 			}
 		}
 	}
 	h := r.layerNorm(x, "bert.embeddings.LayerNorm")
 	drop64(h, r.embKeep, r.hiddenP)
+	if w := r.p["bert.encoder.embedding_hidden_mapping_in.weight"]; w != nil {
+		h = linear64(h, w, r.p["bert.encoder.embedding_hidden_mapping_in.bias"], n, E, H)
+	}
 	var layerProbs [][]float64
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		p := fmt.Sprintf("bert.encoder.layer.%d.", l)
+		p := fmt.Sprintf("bert.encoder.layer.%d.", c.LayerIndex(l)) // ALBERT's blocks share layers
 		lin := func(x []float64, name string, in, out int) []float64 {
 			return linear64(x, r.p[p+name+".weight"], r.p[p+name+".bias"], n, in, out)
 		}
@@ -310,10 +314,10 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 		}
 	}
 	if mlmLabels != nil {
-		t := linear64(h, r.p["cls.predictions.transform.dense.weight"], r.p["cls.predictions.transform.dense.bias"], n, H, H)
+		t := linear64(h, r.p["cls.predictions.transform.dense.weight"], r.p["cls.predictions.transform.dense.bias"], n, H, E)
 		r.mlmAct(t)
 		t = r.layerNorm(t, "cls.predictions.transform.LayerNorm")
-		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, H, c.VocabSize)
+		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, E, c.VocabSize)
 		out.loss += crossEntropy64(logits, c.VocabSize, mlmLabels)
 		out.mlmLogits = logits
 	}
@@ -374,6 +378,11 @@ func gradCheckFamilyModel(t *testing.T, base *Model, fam Family) *Model {
 		c.TypeVocabSize = 0
 	case FamilyRoBERTa:
 		c.TypeVocabSize, c.PadTokenID = 1, 1
+	case FamilyALBERT:
+		// Embeddings of their own size, projected; the two blocks share one layer.
+		c.EmbeddingSize, c.NumHiddenGroups = 6, 1
+	case FamilyELECTRA:
+		c.EmbeddingSize = 6
 	}
 	heads := Heads{Pooler: base.Pooler != nil, MLM: base.MLM != nil, NSP: base.NSP != nil}
 	m, err := NewModel(c, heads)
@@ -384,8 +393,22 @@ func gradCheckFamilyModel(t *testing.T, base *Model, fam Family) *Model {
 	for _, p := range base.Params() {
 		src[p.Name] = &p
 	}
+	rng := rand.New(rand.NewPCG(7, 8))
 	for _, p := range m.Params() {
-		copy(p.T.Data, src[p.Name].T.Data)
+		if q, ok := src[p.Name]; ok && tensor.SameShape(q.T.Shape, p.T.Shape) {
+			copy(p.T.Data, q.T.Data)
+			continue
+		}
+		// A tensor of another shape than BERT's (ALBERT's and ELECTRA's embeddings, their
+		// projection, the MLM head's E side): random, far from an initialisation.
+		for i := range p.T.Data {
+			p.T.Data[i] = float32(0.5 * rng.NormFloat64())
+		}
+		if strings.HasSuffix(p.Name, "LayerNorm.weight") {
+			for i := range p.T.Data {
+				p.T.Data[i] += 1
+			}
+		}
 	}
 	return m
 }
@@ -459,6 +482,10 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		{name: "distilbert encoder d hidden", act: "relu", heads: Heads{}, dHidden: true, family: FamilyDistilBERT},
 		{name: "roberta MLM gelu_new dropout", act: "gelu_new", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyRoBERTa},
 		{name: "roberta encoder d pooled untied", act: "gelu", heads: Heads{Pooler: true, MLM: true}, dHidden: true, dPooled: true, family: FamilyRoBERTa},
+		{name: "albert pre-training (SOP) gelu_new dropout", act: "gelu_new", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true, family: FamilyALBERT},
+		{name: "albert untied MLM", act: "gelu", heads: Heads{MLM: true}, mlm: true, family: FamilyALBERT},
+		{name: "albert encoder d hidden and d pooled", act: "relu", heads: Heads{Pooler: true}, dropout: true, dHidden: true, dPooled: true, family: FamilyALBERT},
+		{name: "electra generator MLM gelu_new dropout", act: "gelu_new", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyELECTRA},
 	}
 	for ti, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

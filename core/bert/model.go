@@ -495,11 +495,11 @@ func (m *Model) NumBlocks() int {
 // Block is the layer that block l runs: Layers[l], or for ALBERT its group's layer.
 func (m *Model) Block(l int) *Layer { return &m.Layers[m.Config.LayerIndex(l)] }
 
-// trainable refuses what the training passes do not implement yet: ALBERT's embedding
-// projection, layers shared across blocks and DeBERTa's disentangled attention.
+// trainable refuses what the training passes do not implement yet: DeBERTa's disentangled
+// attention.
 func (m *Model) trainable(what string) error {
-	if m.EmbProj != nil || m.Config.SharesLayers() || m.Config.Disentangled != nil {
-		return fmt.Errorf("%s: training %s (embedding projection, shared layers, disentangled attention) is not supported yet", what, m.Config.Family.Name())
+	if m.Config.Disentangled != nil {
+		return fmt.Errorf("%s: training %s (disentangled attention) is not supported yet", what, m.Config.Family.Name())
 	}
 	return nil
 }
