@@ -401,9 +401,17 @@ func TestSaveFamilyFolder(t *testing.T) {
 	}
 }
 
-// TestFamilyTaskHeadsRefused: a family's task heads are not supported yet, and say so.
+// TestFamilyTaskHeadsRefused: a family's task heads and BERT's pre-training heads are not
+// supported yet, and say so.
 func TestFamilyTaskHeadsRefused(t *testing.T) {
-	_, err := hf.LoadTaskFolder(robertaDir, bert.SequenceClassification, hf.TaskLoadOptions{})
+	f, err := hf.LoadFolder(distilDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CompleteHeads(1); err == nil || !strings.Contains(err.Error(), "pre-training a distilbert model") {
+		t.Errorf("CompleteHeads: %v", err)
+	}
+	_, err = hf.LoadTaskFolder(robertaDir, bert.SequenceClassification, hf.TaskLoadOptions{})
 	if err == nil || !strings.Contains(err.Error(), `model_type "roberta"`) {
 		t.Fatalf("error %v, want one naming model_type roberta", err)
 	}

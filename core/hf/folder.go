@@ -81,6 +81,11 @@ func LoadFS(fsys fs.FS, name string) (*Folder, error) {
 // tensors. Pre-training a loaded model starts from here.
 func (f *Folder) CompleteHeads(seed uint64) error {
 	m := f.Model
+	if fam := m.Config.Family; fam != "" && fam != bert.FamilyBERT {
+		// BERT's pre-training heads (NSP) are not these families' own (RoBERTa and DistilBERT
+		// have none, ALBERT has SOP, ELECTRA a discriminator).
+		return fmt.Errorf("%s: pre-training a %s model is not supported yet (only BERT's MLM+NSP recipe)", folderLabel(f.Dir), fam)
+	}
 	if m.Pooler != nil && m.MLM != nil && m.NSP != nil {
 		return nil
 	}
