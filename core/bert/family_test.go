@@ -344,3 +344,18 @@ func TestRelativeBucket(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyTaskModelRefused: BERT's task heads are not the families' own.
+func TestFamilyTaskModelRefused(t *testing.T) {
+	c, err := ParseConfig([]byte(`{"model_type":"roberta","hidden_size":8,"num_attention_heads":2,"num_hidden_layers":1,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewRandom(c, Heads{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewTaskModel(m, SequenceClassification, []string{"neg", "pos"}, 1); err == nil || !strings.Contains(err.Error(), `model_type "roberta"`) {
+		t.Errorf("NewTaskModel: %v", err)
+	}
+}
