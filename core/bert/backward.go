@@ -67,7 +67,7 @@ func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 	if dPooled != nil {
 		m.poolerBackward(a, dPooled.Data, ws.dy, g.g)
 	}
-	for l := len(m.Layers) - 1; l >= 0; l-- {
+	for l := m.NumBlocks() - 1; l >= 0; l-- {
 		m.layerBackward(l, a, ws, actB, g.g)
 		ws.dy, ws.dx = ws.dx, ws.dy
 	}
@@ -75,7 +75,7 @@ func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 	if inputs {
 		in = &InputGrads{Embeddings: &tensor.Tensor{Shape: []int{B, S, H}, Data: append([]float32(nil), ws.dy...)}}
 		if ws.dHeadMask != nil {
-			in.HeadMask = &tensor.Tensor{Shape: []int{len(m.Layers), m.Config.NumAttentionHeads}, Data: ws.dHeadMask}
+			in.HeadMask = &tensor.Tensor{Shape: []int{m.NumBlocks(), m.Config.NumAttentionHeads}, Data: ws.dHeadMask}
 		}
 	}
 	if a.pass.emb == nil { // else the pass did not use the embedding parameters
@@ -116,7 +116,8 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	H, A, I := c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize
 	d := H / A
 	rows := B * S
-	L, G, la := &m.Layers[l], &g.Layers[l], &a.layers[l]
+	// Blocks that share a layer (ALBERT) add their gradients to the same one.
+	L, G, la := m.Block(l), g.Block(l), &a.layers[l]
 	drop := a.pass.drop
 
 	// out = LayerNorm(attnOut + dropout(dense(inter))).
@@ -257,8 +258,15 @@ func applyKeep(dst, src []float32, keep []uint8, p float64) {
 func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 	c := m.Config
 	b := a.batch
-	H := c.HiddenSize
+	H := c.EmbDim()
 	ea := &a.emb
+	if m.EmbProj != nil {
+		// h = projIn·Wᵀ + b: dh [B, S, hidden] becomes d projIn [B, S, E].
+		n, E := b.B*b.S, c.EmbDim()
+		dIn := make([]float32, n*E)
+		tensor.LinearBackward(dIn, g.EmbProj.W.Data, g.EmbProj.B.Data, dh, ea.projIn.Data, m.EmbProj.W.Data, n, E, c.HiddenSize, 0)
+		dh, tmp = dIn, make([]float32, n*E)
+	}
 	if ea.keep != nil {
 		DropoutBackward(dh, ea.keep, a.pass.drop.hidden)
 	}
@@ -268,18 +276,32 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 			dst[j] += v
 		}
 	}
+	var posIDs []int // nil: position i mod S
+	if c.Family.Is(FamilyRoBERTa) {
+		posIDs = make([]int, b.B*b.S)
+		c.PositionIDs(posIDs, b.InputIDs, b.S)
+	}
 	for i := 0; i < b.B*b.S; i++ {
 		row := tmp[i*H : (i+1)*H]
 		if id := b.InputIDs[i]; id != c.PadTokenID {
 			add(g.WordEmb.Row(id), row)
 		}
-		t := 0
-		if b.TokenTypeIDs != nil {
-			t = b.TokenTypeIDs[i]
+		if g.TypeEmb != nil {
+			t := 0
+			if b.TokenTypeIDs != nil {
+				t = b.TokenTypeIDs[i]
+			}
+			add(g.TypeEmb.Row(t), row)
 		}
-		add(g.TypeEmb.Row(t), row)
 		if !c.Relative() { // relative positions add no position embedding: it gets no gradient
-			add(g.PosEmb.Row(i%b.S), row)
+			pid := i % b.S
+			if posIDs != nil {
+				pid = posIDs[i]
+			}
+			// RoBERTa's position embeddings have padding_idx: a pad's row gets no gradient.
+			if posIDs == nil || pid != c.PadTokenID {
+				add(g.PosEmb.Row(pid), row)
+			}
 		}
 	}
 }

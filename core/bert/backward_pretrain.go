@@ -126,16 +126,16 @@ func (m *Model) mlmScatter(rows []int, din *tensor.Tensor, dh []float32) {
 // mlmHeadBackward is the backward of mlmHead on n rows with the activations ma: it adds the
 // head's parameter gradients to g and returns d in [n, H] for dl = d loss / d logits [n, V].
 func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model) *tensor.Tensor {
-	H, V := m.Config.HiddenSize, m.Config.VocabSize
+	H, V, E := m.Config.HiddenSize, m.Config.VocabSize, m.Config.EmbDim()
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
-	dt := tensor.New(n, H)
-	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, dl, ma.t.Data, m.MLM.Decoder.Data, n, H, V, 0)
-	// t = LayerNorm(act(dense(in))).
-	tensor.LayerNormBackward(dt.Data, g.MLM.LN.W.Data, g.MLM.LN.B.Data, dt.Data, ma.act.Data, m.MLM.LN.W.Data, ma.mean, ma.rstd, H)
-	actB, _ := activationBackward(m.Config.HiddenAct) // the forward pass accepted it
+	dt := tensor.New(n, E)
+	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, dl, ma.t.Data, m.MLM.Decoder.Data, n, E, V, 0)
+	// t = LayerNorm(act(dense(in))): [n, E].
+	tensor.LayerNormBackward(dt.Data, g.MLM.LN.W.Data, g.MLM.LN.B.Data, dt.Data, ma.act.Data, m.MLM.LN.W.Data, ma.mean, ma.rstd, E)
+	actB, _ := activationBackward(m.Config.MLMAct()) // the forward pass accepted it
 	actB(dt.Data, dt.Data, ma.pre.Data, ma.act.Data)
 	din := tensor.New(n, H)
-	tensor.LinearBackward(din.Data, g.MLM.Transform.W.Data, g.MLM.Transform.B.Data, dt.Data, ma.in.Data, m.MLM.Transform.W.Data, n, H, H, 0)
+	tensor.LinearBackward(din.Data, g.MLM.Transform.W.Data, g.MLM.Transform.B.Data, dt.Data, ma.in.Data, m.MLM.Transform.W.Data, n, H, E, 0)
 	return din
 }
 

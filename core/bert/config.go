@@ -32,6 +32,24 @@ type Config struct {
 	// TieWordEmbeddings ties the MLM decoder to the word embeddings (HF default true).
 	TieWordEmbeddings bool `json:"tie_word_embeddings"`
 
+	// Family is config.json's model_type for the families other than BERT (FamilyRoBERTa,
+	// FamilyDistilBERT); "" for BERT, whose model_type stays in Extra as it was read.
+	Family Family `json:"-"`
+	// SinusoidalPosEmbds is DistilBERT's sinusoidal_pos_embds: the position embeddings are the
+	// fixed sinusoids of DistilBERTSinusoids (checkpoints store them all the same).
+	SinusoidalPosEmbds bool `json:"-"`
+	// EmbeddingSize is ALBERT's embedding_size E: the embeddings are [·, E] and a linear map
+	// (embedding_hidden_mapping_in) takes them to the hidden size; 0 means HiddenSize.
+	EmbeddingSize int `json:"-"`
+	// Disentangled holds DeBERTa-v2's attention settings; nil for every other family.
+	Disentangled *Disentangled `json:"-"`
+	// NoPositionEmbeddings is DeBERTa's position_biased_input false: no position embeddings
+	// are added to the input (positions enter through the disentangled attention only).
+	NoPositionEmbeddings bool `json:"-"`
+	// NumHiddenGroups is ALBERT's num_hidden_groups: the distinct layers that the
+	// num_hidden_layers blocks share (Config.LayerIndex); 0 means one per block.
+	NumHiddenGroups int `json:"-"`
+
 	// Extra holds every other key of config.json, written back as it was read.
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -170,8 +188,22 @@ func (c Config) Validate() error {
 		v int
 	}{{"vocab_size", c.VocabSize}, {"hidden_size", c.HiddenSize}, {"num_hidden_layers", c.NumHiddenLayers},
 		{"num_attention_heads", c.NumAttentionHeads}, {"intermediate_size", c.IntermediateSize},
-		{"max_position_embeddings", c.MaxPositionEmbeddings}, {"type_vocab_size", c.TypeVocabSize}} {
+		{"max_position_embeddings", c.MaxPositionEmbeddings}} {
 		if err := pos(f.n, f.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Family.Is(FamilyDistilBERT):
+		if c.TypeVocabSize != 0 {
+			return fmt.Errorf("config: distilbert has no token types, got type_vocab_size %d", c.TypeVocabSize)
+		}
+	case c.Family.Is(FamilyDeBERTaV2):
+		if c.TypeVocabSize < 0 {
+			return fmt.Errorf("config: type_vocab_size must not be negative, got %d", c.TypeVocabSize)
+		}
+	default:
+		if err := pos("type_vocab_size", c.TypeVocabSize); err != nil {
 			return err
 		}
 	}
@@ -182,6 +214,12 @@ func (c Config) Validate() error {
 		c.NumAttentionHeads > c.HiddenSize {
 		return fmt.Errorf("config: sizes out of range (vocab %d, hidden %d, intermediate %d, layers %d, positions %d, types %d, heads %d)",
 			c.VocabSize, c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers, c.MaxPositionEmbeddings, c.TypeVocabSize, c.NumAttentionHeads)
+	}
+	if c.EmbeddingSize < 0 || c.EmbeddingSize > 1<<16 {
+		return fmt.Errorf("config: embedding_size %d outside [0, 65536]", c.EmbeddingSize)
+	}
+	if c.NumHiddenGroups < 0 || c.NumHiddenGroups > c.NumHiddenLayers {
+		return fmt.Errorf("config: num_hidden_groups %d outside [1, num_hidden_layers %d]", c.NumHiddenGroups, c.NumHiddenLayers)
 	}
 	if c.HiddenSize%c.NumAttentionHeads != 0 {
 		return fmt.Errorf("config: hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
@@ -201,6 +239,10 @@ func (c Config) Validate() error {
 	if c.PadTokenID < 0 || c.PadTokenID >= c.VocabSize {
 		return fmt.Errorf("config: pad_token_id %d outside the vocabulary of %d", c.PadTokenID, c.VocabSize)
 	}
+	if c.MaxSequenceLength() <= 0 {
+		return fmt.Errorf("config: max_position_embeddings %d leaves no position after pad_token_id %d (%s counts positions from pad_token_id+1)",
+			c.MaxPositionEmbeddings, c.PadTokenID, c.Family.Name())
+	}
 	for _, p := range []struct {
 		n string
 		v float64
@@ -212,12 +254,26 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ParseConfig reads a HF config.json. Absent keys take HF's BertConfig defaults; the result is validated.
+// ParseConfig reads a HF config.json. Its model_type chooses the family (Families; absent is
+// BERT). For BERT, absent keys take HF's BertConfig defaults and keys it does not model are kept
+// in Extra. For the other families absent keys take their HF config class's defaults, and a key
+// that is neither modelled nor one of PretrainedConfig's generic keys is an error naming it.
+// The result is validated.
 func ParseConfig(data []byte) (Config, error) {
 	c := DefaultConfig()
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
+	}
+	if mt, ok := raw["model_type"]; ok {
+		var s string
+		if err := json.Unmarshal(mt, &s); err == nil && s != string(FamilyBERT) {
+			clean, err := rawConfig(data)
+			if err != nil {
+				return Config{}, err
+			}
+			return parseFamily(Family(s), clean)
+		}
 	}
 	// Some exporters write null for defaults; treat null as absent.
 	for k, v := range raw {
@@ -228,12 +284,6 @@ func ParseConfig(data []byte) (Config, error) {
 	clean, _ := json.Marshal(raw)
 	if err := json.Unmarshal(clean, &c); err != nil {
 		return Config{}, fmt.Errorf("config.json: %w", err)
-	}
-	if mt, ok := raw["model_type"]; ok {
-		var s string
-		if json.Unmarshal(mt, &s) == nil && s != "bert" {
-			return Config{}, fmt.Errorf("config.json: model_type %q is not \"bert\"", s)
-		}
 	}
 	c.Extra = map[string]json.RawMessage{}
 	for k, v := range raw {
@@ -249,6 +299,15 @@ func ParseConfig(data []byte) (Config, error) {
 
 // MarshalJSON writes the config with HF's key names, Extra keys included, keys sorted.
 func (c Config) MarshalJSON() ([]byte, error) {
+	if c.Family.Is(FamilyDistilBERT) {
+		return c.marshalDistilBERT()
+	}
+	if c.Family.Is(FamilyALBERT) || c.Family.Is(FamilyELECTRA) {
+		return c.marshalEmbeddingSize()
+	}
+	if c.Family.Is(FamilyDeBERTaV2) {
+		return c.marshalDeBERTa()
+	}
 	type plain Config
 	base, err := json.Marshal(plain(c))
 	if err != nil {

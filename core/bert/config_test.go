@@ -80,7 +80,7 @@ func TestParseConfig(t *testing.T) {
 		{"wrong type", `{"hidden_size":"big"}`, nil, "hidden_size"},
 		{"heads do not divide", `{"hidden_size":100,"num_attention_heads":12}`, nil, "not a multiple"},
 		{"unknown act", `{"hidden_act":"swiglu"}`, nil, "swiglu"},
-		{"not bert", `{"model_type":"roberta"}`, nil, "roberta"},
+		{"not a family", `{"model_type":"xlnet"}`, nil, "xlnet"},
 		{"relative key", `{"position_embedding_type":"relative_key"}`, func(c Config) bool { return c.Relative() && c.PositionEmbeddingType == "relative_key" }, ""},
 		{"relative key query", `{"position_embedding_type":"relative_key_query"}`, func(c Config) bool { return c.Relative() }, ""},
 		{"absolute by default", `{"position_embedding_type":null}`, func(c Config) bool { return !c.Relative() && c.PositionEmbeddingType == "absolute" }, ""},

@@ -14,7 +14,7 @@ const MaskValue = -math.MaxFloat32
 type Batch struct {
 	B, S          int
 	InputIDs      []int
-	TokenTypeIDs  []int // nil: all 0
+	TokenTypeIDs  []int // nil: all 0; ignored by a model without token types (DistilBERT)
 	AttentionMask []int // nil: all 1; 1 = attend, 0 = padding
 }
 
@@ -27,6 +27,8 @@ type Options struct {
 	MLMRows []int
 	// NSP computes the next-sentence logits (needs the pooler and the NSP head).
 	NSP bool
+	// RTD computes ELECTRA's replaced-token logits (needs the RTD head).
+	RTD bool
 	// Trace records every layer's hidden states and attention probabilities and the
 	// per-operation intermediates of every layer.
 	Trace bool
@@ -42,6 +44,7 @@ type Output struct {
 	Pooled    *tensor.Tensor // pooler_output: [B, H]; nil without a pooler
 	MLMLogits *tensor.Tensor // prediction_logits: [B, S, V] (or [len(MLMRows), V]); nil unless asked
 	NSPLogits *tensor.Tensor // seq_relationship_logits: [B, 2]; nil unless asked
+	RTDLogits *tensor.Tensor // ELECTRA's discriminator logits, one a token: [B, S]; nil unless asked
 	Trace     *Trace         // nil unless asked
 }
 
@@ -51,15 +54,21 @@ type Trace struct {
 	// Embedding parts before their sum: word, position and token-type rows looked up, [B, S, H] each.
 	// With relative positions nothing is added for the position: PosEmb is zeros.
 	WordEmb, PosEmb, TypeEmb *tensor.Tensor
-	// EmbSum is word + type + position before the embedding LayerNorm: [B, S, H].
+	// EmbSum is word + type + position before the embedding LayerNorm: [B, S, E] (E =
+	// Config.EmbDim()).
 	EmbSum *tensor.Tensor
-	// HiddenStates[0] is the embedding output, HiddenStates[l+1] the output of layer l: [B, S, H].
+	// Embeddings is the embedding LayerNorm's output before the projection to the hidden size
+	// (ALBERT's embedding_hidden_mapping_in): [B, S, E]; nil without a projection, where it is
+	// HiddenStates[0].
+	Embeddings *tensor.Tensor
+	// HiddenStates[0] is the embedding output (after the projection, if any), HiddenStates[l+1]
+	// the output of block l: [B, S, H].
 	HiddenStates []*tensor.Tensor
 	// Attentions[l] are layer l's attention probabilities after softmax: [B, A, S, S].
 	Attentions []*tensor.Tensor
-	// Layers[l] holds layer l's intermediates.
+	// Layers[l] holds block l's intermediates.
 	Layers []LayerTrace
-	// MLMTransform is the MLM head's transform output (dense, act, LayerNorm): [B, S, H] or [R, H].
+	// MLMTransform is the MLM head's transform output (dense, act, LayerNorm): [B, S, E] or [R, E].
 	MLMTransform *tensor.Tensor
 }
 
@@ -72,6 +81,10 @@ type LayerTrace struct {
 	AttentionOutput   *tensor.Tensor // LayerNorm(AttnProj + input): [B, S, H]
 	Intermediate      *tensor.Tensor // act(dense): [B, S, I]
 	FFNOut            *tensor.Tensor // output dense, before the residual: [B, S, H]
+
+	// C2P and P2C are DeBERTa's content-to-position and position-to-content terms of Scores, as
+	// scaled there: [B, A, S, S]; nil for the other families (and without the term).
+	C2P, P2C *tensor.Tensor
 }
 
 // Validate checks the batch against the model's config: lengths, id ranges, sequence length.
@@ -79,7 +92,11 @@ func (b Batch) Validate(c Config) error {
 	if b.B <= 0 || b.S <= 0 {
 		return fmt.Errorf("batch: empty shape [%d, %d]", b.B, b.S)
 	}
-	if b.S > c.MaxPositionEmbeddings {
+	if b.S > c.MaxSequenceLength() {
+		if c.MaxSequenceLength() != c.MaxPositionEmbeddings {
+			return fmt.Errorf("batch: sequence length %d exceeds %d (max_position_embeddings %d less pad_token_id+1: %s counts positions from there)",
+				b.S, c.MaxSequenceLength(), c.MaxPositionEmbeddings, c.Family.Name())
+		}
 		return fmt.Errorf("batch: sequence length %d exceeds max_position_embeddings %d", b.S, c.MaxPositionEmbeddings)
 	}
 	n := b.B * b.S
@@ -91,7 +108,9 @@ func (b Batch) Validate(c Config) error {
 			return fmt.Errorf("batch: input_ids[%d][%d] = %d outside the vocabulary of %d", i/b.S, i%b.S, id, c.VocabSize)
 		}
 	}
-	if b.TokenTypeIDs != nil {
+	// A model without token types (DistilBERT) ignores them, as HF's DistilBERT does by never
+	// receiving any: its tokenizer makes none, where ours makes them for every model.
+	if b.TokenTypeIDs != nil && c.HasTokenTypes() {
 		if len(b.TokenTypeIDs) != n {
 			return fmt.Errorf("batch: token_type_ids has %d entries, need %d", len(b.TokenTypeIDs), n)
 		}
@@ -128,6 +147,9 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 	}
 	if opt.NSP && (m.NSP == nil || m.Pooler == nil) {
 		return nil, fmt.Errorf("forward: the model has no NSP head (cls.seq_relationship and bert.pooler)")
+	}
+	if opt.RTD && m.RTD == nil {
+		return nil, fmt.Errorf("forward: the model has no replaced-token head (discriminator_predictions)")
 	}
 	for _, r := range opt.MLMRows {
 		if r < 0 || r >= b.B*b.S {
@@ -172,6 +194,9 @@ func (m *Model) Forward(b Batch, opt Options) (*Output, error) {
 		out.NSPLogits = tensor.New(B, 2)
 		tensor.Linear(out.NSPLogits.Data, out.Pooled.Data, m.NSP.W.Data, m.NSP.B.Data, B, H, 2)
 	}
+	if opt.RTD {
+		out.RTDLogits = m.rtdLogits(h, B, b.S, p)
+	}
 	if sc != nil {
 		// Not deferred: after a panic, goroutines of the pass may still write to the scratch.
 		scratches.put(sc)
@@ -184,8 +209,10 @@ type pass struct {
 	B, S int
 	mask []float32 // HF's extended attention mask: 0 for attended keys, finfo.min for padding. [B, S]
 	act  func([]float32)
-	eps  float32
-	drop dropoutConfig // zero in eval mode
+	// mlmAct is the MLM head's activation (Config.MLMAct).
+	mlmAct func([]float32)
+	eps    float32
+	drop   dropoutConfig // zero in eval mode
 	// sc, when not nil, provides the intermediates (see buf): an eval pass without trace.
 	sc *scratch
 	// headMask is HF's head_mask [L, A]; nil keeps every head (see Options.HeadMask).
@@ -216,7 +243,11 @@ func (m *Model) newPass(b Batch, drop dropoutConfig, sc *scratch) (*pass, error)
 			mask[i] = MaskValue
 		}
 	}
-	*p = pass{B: b.B, S: b.S, mask: mask, act: act, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
+	mlmAct, err := activation(m.Config.MLMAct())
+	if err != nil {
+		return nil, err
+	}
+	*p = pass{B: b.B, S: b.S, mask: mask, act: act, mlmAct: mlmAct, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
 	return p, nil
 }
 
@@ -236,7 +267,7 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 	var ea *embActs
 	if ta != nil {
 		ea = &ta.emb
-		ta.layers = make([]layerActs, len(m.Layers))
+		ta.layers = make([]layerActs, m.NumBlocks())
 	}
 	h := p.emb
 	if h == nil {
@@ -245,7 +276,7 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 	if tr != nil {
 		tr.HiddenStates = append(tr.HiddenStates, h)
 	}
-	for l := range m.Layers {
+	for l := range m.NumBlocks() {
 		var lt *LayerTrace
 		if tr != nil {
 			tr.Layers = append(tr.Layers, LayerTrace{})
@@ -266,29 +297,53 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 }
 
 // embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings; with
-// relative positions no position row is added. [B, S, H]
+// relative positions no position row is added, without token types (DistilBERT) no type row;
+// the position ids are the family's (Config.PositionIDs). The sum and its LayerNorm are E =
+// Config.EmbDim() wide; ALBERT's projection then maps them to H. [B, S, H]
 func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	c := m.Config
-	B, S, H := b.B, b.S, c.HiddenSize
-	relative := c.Relative()
-	x := p.buf(bufHidden0, B, S, H)
+	B, S, H, E := b.B, b.S, c.HiddenSize, c.EmbDim()
+	relative := c.Relative() || m.PosEmb == nil // no position row in the sum
+	var x *tensor.Tensor
+	if m.EmbProj != nil {
+		// The projection's output takes the scratch's embedding buffer (see layer).
+		x = tensor.New(B, S, E)
+	} else {
+		x = p.buf(bufHidden0, B, S, H)
+	}
 	if tr != nil {
-		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, H), tensor.New(B, S, H), tensor.New(B, S, H)
+		tr.WordEmb, tr.PosEmb, tr.TypeEmb = tensor.New(B, S, E), tensor.New(B, S, E), tensor.New(B, S, E)
+	}
+	var posIDs []int // nil: position i mod S
+	if c.Family.Is(FamilyRoBERTa) {
+		posIDs = make([]int, B*S)
+		c.PositionIDs(posIDs, b.InputIDs, S)
+	}
+	var zeros []float32 // the type row of a model without token types
+	if m.TypeEmb == nil {
+		zeros = make([]float32, E)
 	}
 	for i := 0; i < B*S; i++ {
 		w := m.WordEmb.Row(b.InputIDs[i])
-		t := 0
-		if b.TokenTypeIDs != nil {
-			t = b.TokenTypeIDs[i]
+		ty := zeros
+		if m.TypeEmb != nil {
+			t := 0
+			if b.TokenTypeIDs != nil {
+				t = b.TokenTypeIDs[i]
+			}
+			ty = m.TypeEmb.Row(t)
 		}
-		ty := m.TypeEmb.Row(t)
 		row := x.Row(i)
 		if relative {
 			for j := range row {
 				row[j] = w[j] + ty[j]
 			}
 		} else {
-			pos := m.PosEmb.Row(i % S)
+			pid := i % S
+			if posIDs != nil {
+				pid = posIDs[i]
+			}
+			pos := m.PosEmb.Row(pid)
 			// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
 			for j := range row {
 				row[j] = w[j] + ty[j]
@@ -310,12 +365,31 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	var mean, rstd []float32
 	if ea != nil {
 		// Backward needs the LayerNorm input and statistics.
-		out, mean, rstd = tensor.New(B, S, H), make([]float32, B*S), make([]float32, B*S)
+		out, mean, rstd = tensor.New(B, S, E), make([]float32, B*S), make([]float32, B*S)
 	}
-	tensor.LayerNorm(out.Data, x.Data, m.EmbLN.W.Data, m.EmbLN.B.Data, H, p.eps, mean, rstd)
+	tensor.LayerNorm(out.Data, x.Data, m.EmbLN.W.Data, m.EmbLN.B.Data, E, p.eps, mean, rstd)
 	if ea != nil {
 		*ea = embActs{sum: x, mean: mean, rstd: rstd}
 		ea.keep = p.drop.dropSequences(out.Data, B, siteEmbeddings, 0)
+	}
+	if c.Disentangled != nil && b.AttentionMask != nil {
+		// DeBERTa multiplies the embeddings by the attention mask: padding rows are 0.
+		for i, v := range b.AttentionMask {
+			if v == 0 {
+				clear(out.Row(i))
+			}
+		}
+	}
+	if m.EmbProj != nil {
+		if tr != nil {
+			tr.Embeddings = out
+		}
+		h := p.buf(bufHidden0, B, S, H)
+		m.EmbProj.apply(h.Data, out.Data, B*S, E, H, ea == nil)
+		if ea != nil {
+			ea.projIn = out
+		}
+		return h
 	}
 	return out
 }
@@ -328,7 +402,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	B, S := p.B, p.S
 	H, A, I := c.HiddenSize, c.NumAttentionHeads, c.IntermediateSize
 	d := H / A
-	L := &m.Layers[l]
+	L := m.Block(l)
 	rows := B * S
 
 	q, k, v := p.buf(bufQ, B, S, H), p.buf(bufK, B, S, H), p.buf(bufV, B, S, H)
@@ -354,6 +428,19 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if L.Distance != nil {
 		job.rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
 		job.relKey = c.PositionEmbeddingType == PositionRelativeKeyQuery
+	}
+	var c2p, p2c *tensor.Tensor // the trace's parts of the scores
+	if dc := c.Disentangled; dc != nil {
+		job.scale = float32(1 / math.Sqrt(float64(d*dc.ScaleFactor())))
+		job.dis = m.disentangled(L, p)
+		if lt != nil && job.dis.posK != nil {
+			c2p = tensor.New(B, A, S, S)
+			job.dis.c2pOut = c2p.Data
+		}
+		if lt != nil && job.dis.posQ != nil {
+			p2c = tensor.New(B, A, S, S)
+			job.dis.p2cOut = p2c.Data
+		}
 	}
 	if scores != nil {
 		job.scores = scores.Data
@@ -414,6 +501,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	t := LayerTrace{Query: q, Key: k, Value: v, Context: ctx, AttentionOutput: attnOut, Intermediate: inter}
 	if lt != nil {
 		t.Scores, t.AttnProj, t.FFNOut = scores, proj, ffn
+		t.C2P, t.P2C = c2p, p2c
 		*lt = t
 	}
 	if la != nil {
@@ -447,6 +535,21 @@ type attention struct {
 	// (relative_key_query).
 	rel    []float32
 	relKey bool
+	// dis, with DeBERTa's disentangled attention, holds what its relative terms need; nil
+	// otherwise. Padding queries then get all-zero probabilities (transformers' XSoftmax).
+	dis *disentangledJob
+}
+
+// disentangledJob is what one block of DeBERTa's attention adds to BERT's.
+type disentangledJob struct {
+	span int
+	// posK, posQ are the layer's key and query projections of the relative embeddings:
+	// [2·span, H]; nil without c2p or p2c.
+	posK, posQ []float32
+	// c2p[i·S+j] and p2c[i·S+j] are the rows of posK and posQ that query i and key j use.
+	c2p, p2c []int
+	// c2pOut and p2cOut, if not nil, receive the terms (the trace): [B, A, S, S].
+	c2pOut, p2cOut []float32
 }
 
 // distanceWindow returns the rows of a layer's distance embeddings [2P−1, d] that a sequence
@@ -483,6 +586,45 @@ func addRelativeScores(sc, qh, kh []float32, ld int, rel []float32, S, d int, sc
 	}
 }
 
+// addDisentangled adds DeBERTa's c2p and p2c terms, times scale, to the scores sc [S, S] of the
+// (sequence, head) pair bh whose queries and keys start at off; qp and kp are scratch of
+// S·2·span values, receiving Q_h·posK_hᵀ and K_h·posQ_hᵀ.
+func (j *attention) addDisentangled(sc []float32, bh, off int, qp, kp []float32) {
+	S, H, d, D := j.S, j.H, j.d, j.dis
+	W := 2 * D.span
+	hoff := off % H // the head's columns
+	if D.posK != nil {
+		tensor.Gemm(false, true, S, W, d, j.scale, j.q[off:], H, D.posK[hoff:], H, 0, qp, W)
+		for i := range S {
+			row, qrow, idx := sc[i*S:(i+1)*S], qp[i*W:(i+1)*W], D.c2p[i*S:(i+1)*S]
+			for k := range row {
+				row[k] += qrow[idx[k]]
+			}
+			if D.c2pOut != nil {
+				out := D.c2pOut[(bh*S+i)*S : (bh*S+i+1)*S]
+				for k := range out {
+					out[k] = qrow[idx[k]]
+				}
+			}
+		}
+	}
+	if D.posQ != nil {
+		tensor.Gemm(false, true, S, W, d, j.scale, j.k[off:], H, D.posQ[hoff:], H, 0, kp, W)
+		for i := range S {
+			row, idx := sc[i*S:(i+1)*S], D.p2c[i*S:(i+1)*S]
+			for k := range row {
+				row[k] += kp[k*W+idx[k]]
+			}
+			if D.p2cOut != nil {
+				out := D.p2cOut[(bh*S+i)*S : (bh*S+i+1)*S]
+				for k := range out {
+					out[k] = kp[k*W+idx[k]]
+				}
+			}
+		}
+	}
+}
+
 // heads computes the pairs [lo, hi): scores = Q_h K_hᵀ / √d (plus the relative terms), + mask,
 // softmax, dropout, · V_h.
 func (j *attention) heads(lo, hi int) {
@@ -492,6 +634,9 @@ func (j *attention) heads(lo, hi int) {
 		dropped = make([]float32, S*S)
 	}
 	var qr, kr []float32
+	if j.dis != nil {
+		qr, kr = make([]float32, S*2*j.dis.span), make([]float32, S*2*j.dis.span)
+	}
 	if j.rel != nil {
 		qr = make([]float32, S*(2*S-1))
 		if j.relKey {
@@ -510,10 +655,21 @@ func (j *attention) heads(lo, hi int) {
 			}
 			addRelativeScores(pr, j.q[off:], kh, H, j.rel, S, d, j.scale, qr, kr)
 		}
+		if j.dis != nil {
+			j.addDisentangled(pr, bh, off, qr, kr)
+		}
 		if j.scores != nil {
 			copy(j.scores[bh*S*S:], pr)
 		}
 		tensor.SoftmaxRows(pr, S, j.mask[bi*S:(bi+1)*S])
+		if j.dis != nil {
+			// XSoftmax: a padding query attends to nothing.
+			for i := range S {
+				if j.mask[bi*S+i] != 0 {
+					clear(pr[i*S : (i+1)*S])
+				}
+			}
+		}
 		src := pr
 		if j.keepP != nil {
 			copy(dropped, pr)
@@ -535,6 +691,18 @@ func (m *Model) pool(h *tensor.Tensor, B, S int) *tensor.Tensor {
 	return out
 }
 
+// rtdLogits is ELECTRA's ElectraDiscriminatorPredictions on h [B, S, H]: act(dense(h)), then
+// the one-output dense_prediction. [B, S]
+func (m *Model) rtdLogits(h *tensor.Tensor, B, S int, p *pass) *tensor.Tensor {
+	H, n := m.Config.HiddenSize, B*S
+	t := tensor.New(n, H)
+	m.RTD.Dense.apply(t.Data, h.Data, n, H, H, true)
+	p.act(t.Data)
+	out := tensor.New(B, S)
+	m.RTD.Out.apply(out.Data, t.Data, n, H, 1, true)
+	return out
+}
+
 // mlmLogits runs the MLM head on h [B, S, H] (or on the rows listed), returning [B, S, V] or [R, V].
 func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *Trace) *tensor.Tensor {
 	H := m.Config.HiddenSize
@@ -551,7 +719,7 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 	if tr != nil {
 		tr.MLMTransform = t
 		if rows == nil {
-			tr.MLMTransform = &tensor.Tensor{Shape: []int{B, S, H}, Data: t.Data}
+			tr.MLMTransform = &tensor.Tensor{Shape: []int{B, S, m.Config.EmbDim()}, Data: t.Data}
 		}
 	}
 	if rows == nil {
@@ -561,31 +729,74 @@ func (m *Model) mlmLogits(h *tensor.Tensor, B, S int, rows []int, p *pass, tr *T
 }
 
 // mlmHead is HF's BertLMPredictionHead on in [n, H]: the transform (dense, act, LayerNorm)
-// [n, H] and the logits of the decoder plus bias [n, V]. ma (training) receives what
-// Backward needs.
+// [n, E] (E = Config.EmbDim(), H but for ALBERT) and the logits of the decoder plus bias
+// [n, V]. ma (training) receives what Backward needs.
 func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logits *tensor.Tensor) {
-	H, V := m.Config.HiddenSize, m.Config.VocabSize
-	pre := p.buf(bufMLMPre, n, H)
-	m.MLM.Transform.apply(pre.Data, in.Data, n, H, H, ma == nil)
+	H, V, E := m.Config.HiddenSize, m.Config.VocabSize, m.Config.EmbDim()
+	pre := p.buf(bufMLMPre, n, E)
+	m.MLM.Transform.apply(pre.Data, in.Data, n, H, E, ma == nil)
 	a := pre
 	if ma != nil {
 		a = pre.Clone()
 	}
-	p.act(a.Data)
+	p.mlmAct(a.Data)
 	t = a
 	var mean, rstd []float32
 	if ma != nil {
-		t, mean, rstd = tensor.New(n, H), make([]float32, n), make([]float32, n)
+		t, mean, rstd = tensor.New(n, E), make([]float32, n), make([]float32, n)
 	}
-	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, H, p.eps, mean, rstd)
+	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, E, p.eps, mean, rstd)
 	logits = tensor.New(n, V)
 	if ma == nil && m.MLM.decPacked != nil {
 		tensor.LinearPacked(logits.Data, t.Data, m.MLM.decPacked, m.MLM.Bias.Data, n)
 	} else {
-		tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, H, V)
+		tensor.Linear(logits.Data, t.Data, m.MLM.Decoder.Data, m.MLM.Bias.Data, n, E, V)
 	}
 	if ma != nil {
 		*ma = mlmActs{in: in, pre: pre, act: a, mean: mean, rstd: rstd, t: t}
 	}
 	return t, logits
+}
+
+// disentangled prepares block L's DeBERTa terms for the pass p: the relative embeddings (with
+// their LayerNorm), projected by the layer's key (c2p) and query (p2c) maps with their biases,
+// and the rows each (query, key) pair reads. nil without relative attention, where DeBERTa's
+// attention is BERT's with another scale and XSoftmax's masking.
+func (m *Model) disentangled(L *Layer, p *pass) *disentangledJob {
+	dc := m.Config.Disentangled
+	D := &disentangledJob{span: dc.Span()}
+	if !dc.Relative || m.RelEmb == nil {
+		D.span = 0
+		return D
+	}
+	H, W, S := m.Config.HiddenSize, 2*D.span, p.S
+	rel := m.RelEmb.Data
+	if m.RelLN != nil {
+		normed := make([]float32, len(rel))
+		tensor.LayerNorm(normed, rel, m.RelLN.W.Data, m.RelLN.B.Data, H, p.eps, nil, nil)
+		rel = normed
+	}
+	clamp := func(x int) int { return min(max(x, 0), W-1) }
+	if dc.C2P {
+		D.posK = make([]float32, W*H)
+		L.Key.apply(D.posK, rel, W, H, H, true)
+		D.c2p = make([]int, S*S)
+		for i := range S {
+			for k := range S {
+				D.c2p[i*S+k] = clamp(RelativeBucket(i-k, dc.PositionBuckets, dc.MaxRelativePositions) + D.span)
+			}
+		}
+	}
+	if dc.P2C {
+		D.posQ = make([]float32, W*H)
+		L.Query.apply(D.posQ, rel, W, H, H, true)
+		D.p2c = make([]int, S*S)
+		for i := range S {
+			for k := range S {
+				// transformers gathers row k of K·posQᵀ at −bucket(k − i) + span, then transposes.
+				D.p2c[i*S+k] = clamp(-RelativeBucket(k-i, dc.PositionBuckets, dc.MaxRelativePositions) + D.span)
+			}
+		}
+	}
+	return D
 }

@@ -21,6 +21,7 @@ type ref struct {
 	c                 Config
 	p                 map[string][]float64 // parameters by HF name; a tied decoder shares the word embeddings' slice
 	padRow            []float64            // the lookup's frozen copy of the padding row
+	posPadRow         []float64            // RoBERTa's frozen padding row of the position embeddings
 	pooler, mlm, nsp  bool
 	hiddenP, attnP    float64   // dropout probabilities of the masks in use
 	embKeep           []uint8   // dropout masks, from a training pass; nil: none
@@ -42,8 +43,11 @@ func newRef(m *Model) *ref {
 	if m.MLM != nil && m.MLM.Decoder == m.WordEmb {
 		r.p[decoderName] = word
 	}
-	H := m.Config.HiddenSize
+	H := m.Config.EmbDim()
 	r.padRow = append([]float64(nil), word[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
+	if pos := r.p["bert.embeddings.position_embeddings.weight"]; m.Config.Family.Is(FamilyRoBERTa) {
+		r.posPadRow = append([]float64(nil), pos[m.Config.PadTokenID*H:(m.Config.PadTokenID+1)*H]...)
+	}
 	return r
 }
 
@@ -72,9 +76,21 @@ func drop64(x []float64, keep []uint8, p float64) {
 	}
 }
 
-func (r *ref) act(x []float64) {
+func (r *ref) act(x []float64) { actNamed(r.c.HiddenAct, x) }
+
+// mlmAct is the MLM head's activation: RoBERTa's lm_head and ELECTRA's generator apply the
+// exact GELU whatever the config's hidden_act.
+func (r *ref) mlmAct(x []float64) {
+	if r.c.Family.Is(FamilyRoBERTa) || r.c.Family.Is(FamilyELECTRA) {
+		actNamed("gelu", x)
+		return
+	}
+	r.act(x)
+}
+
+func actNamed(name string, x []float64) {
 	for i, u := range x {
-		switch r.c.HiddenAct {
+		switch name {
 		case "gelu":
 			x[i] = 0.5 * u * (1 + math.Erf(u/math.Sqrt2))
 		case "gelu_new":
@@ -86,7 +102,7 @@ func (r *ref) act(x []float64) {
 		case "silu":
 			x[i] = u / (1 + math.Exp(-u))
 		default:
-			panic("ref: activation " + r.c.HiddenAct)
+			panic("ref: activation " + name)
 		}
 	}
 }
@@ -107,8 +123,8 @@ func linear64(x, w, b []float64, n, in, out int) []float64 {
 }
 
 func (r *ref) layerNorm(x []float64, name string) []float64 {
-	H := r.c.HiddenSize
 	g, b := r.p[name+".weight"], r.p[name+".bias"]
+	H := len(g) // the hidden size, or ALBERT's and ELECTRA's embedding size
 	y := make([]float64, len(x))
 	for o := 0; o < len(x); o += H {
 		row := x[o : o+H]
@@ -165,25 +181,50 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 	d := H / A
 	n := B * S
 	word, pos, typ := r.p["bert.embeddings.word_embeddings.weight"], r.p["bert.embeddings.position_embeddings.weight"], r.p["bert.embeddings.token_type_embeddings.weight"]
-	x := make([]float64, n*H)
+	E := c.EmbDim()
+	x := make([]float64, n*E)
+	count := 0 // RoBERTa: the non-pad ids of the sequence so far
 	for i := 0; i < n; i++ {
-		id, t := b.InputIDs[i], b.TokenTypeIDs[i]
-		w := word[id*H : (id+1)*H]
+		id, t := b.InputIDs[i], 0
+		if b.TokenTypeIDs != nil {
+			t = b.TokenTypeIDs[i]
+		}
+		w := word[id*E : (id+1)*E]
 		if id == c.PadTokenID {
 			w = r.padRow
 		}
-		for j := 0; j < H; j++ {
-			x[i*H+j] = w[j] + typ[t*H+j]
+		// The position's row: BERT's and DistilBERT's i mod S; RoBERTa's pad_token_id plus the
+		// count of non-pad ids so far, pad_token_id (a frozen row) for a pad id.
+		pr := pos[(i%S)*E : (i%S+1)*E]
+		if c.Family.Is(FamilyRoBERTa) {
+			if i%S == 0 {
+				count = 0
+			}
+			if id == c.PadTokenID {
+				pr = r.posPadRow
+			} else {
+				count++
+				pr = pos[(c.PadTokenID+count)*E : (c.PadTokenID+count+1)*E]
+			}
+		}
+		for j := 0; j < E; j++ {
+			x[i*E+j] = w[j]
+			if typ != nil {
+				x[i*E+j] += typ[t*E+j]
+			}
 			if !c.Relative() {
-				x[i*H+j] += pos[(i%S)*H+j]
+				x[i*E+j] += pr[j]
 			}
 		}
 	}
 	h := r.layerNorm(x, "bert.embeddings.LayerNorm")
 	drop64(h, r.embKeep, r.hiddenP)
+	if w := r.p["bert.encoder.embedding_hidden_mapping_in.weight"]; w != nil {
+		h = linear64(h, w, r.p["bert.encoder.embedding_hidden_mapping_in.bias"], n, E, H)
+	}
 	var layerProbs [][]float64
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		p := fmt.Sprintf("bert.encoder.layer.%d.", l)
+		p := fmt.Sprintf("bert.encoder.layer.%d.", c.LayerIndex(l)) // ALBERT's blocks share layers
 		lin := func(x []float64, name string, in, out int) []float64 {
 			return linear64(x, r.p[p+name+".weight"], r.p[p+name+".bias"], n, in, out)
 		}
@@ -273,10 +314,10 @@ func (r *ref) forward(b Batch, mlmLabels, nspLabels []int) refOut {
 		}
 	}
 	if mlmLabels != nil {
-		t := linear64(h, r.p["cls.predictions.transform.dense.weight"], r.p["cls.predictions.transform.dense.bias"], n, H, H)
-		r.act(t)
+		t := linear64(h, r.p["cls.predictions.transform.dense.weight"], r.p["cls.predictions.transform.dense.bias"], n, H, E)
+		r.mlmAct(t)
 		t = r.layerNorm(t, "cls.predictions.transform.LayerNorm")
-		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, H, c.VocabSize)
+		logits := linear64(t, r.p[decoderName], r.p["cls.predictions.bias"], n, E, c.VocabSize)
 		out.loss += crossEntropy64(logits, c.VocabSize, mlmLabels)
 		out.mlmLogits = logits
 	}
@@ -325,6 +366,53 @@ func gradCheckModelPos(t *testing.T, act string, tied bool, heads Heads, positio
 	return m
 }
 
+// gradCheckFamilyModel is the model of gradCheckModel made a member of family fam: the same
+// weights, DistilBERT without token types, RoBERTa with one token type, pad_token_id 1 and
+// position ids counted from 2.
+func gradCheckFamilyModel(t *testing.T, base *Model, fam Family) *Model {
+	t.Helper()
+	c := base.Config
+	c.Family = fam
+	switch fam {
+	case FamilyDistilBERT:
+		c.TypeVocabSize = 0
+	case FamilyRoBERTa:
+		c.TypeVocabSize, c.PadTokenID = 1, 1
+	case FamilyALBERT:
+		// Embeddings of their own size, projected; the two blocks share one layer.
+		c.EmbeddingSize, c.NumHiddenGroups = 6, 1
+	case FamilyELECTRA:
+		c.EmbeddingSize = 6
+	}
+	heads := Heads{Pooler: base.Pooler != nil, MLM: base.MLM != nil, NSP: base.NSP != nil}
+	m, err := NewModel(c, heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := map[string]*Param{}
+	for _, p := range base.Params() {
+		src[p.Name] = &p
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, p := range m.Params() {
+		if q, ok := src[p.Name]; ok && tensor.SameShape(q.T.Shape, p.T.Shape) {
+			copy(p.T.Data, q.T.Data)
+			continue
+		}
+		// A tensor of another shape than BERT's (ALBERT's and ELECTRA's embeddings, their
+		// projection, the MLM head's E side): random, far from an initialisation.
+		for i := range p.T.Data {
+			p.T.Data[i] = float32(0.5 * rng.NormFloat64())
+		}
+		if strings.HasSuffix(p.Name, "LayerNorm.weight") {
+			for i := range p.T.Data {
+				p.T.Data[i] += 1
+			}
+		}
+	}
+	return m
+}
+
 // gradCheckBatch has a [PAD] id at an attended position (sequence 0) and padding with an MLM
 // label on a padded position (sequence 1).
 func gradCheckBatch() (Batch, []int, []int) {
@@ -349,6 +437,10 @@ func fdCoords(name string, shape []int, b Batch, pad int, rng *rand.Rand) []int 
 		H := shape[1]
 		cs = append(cs, pad*H+rng.IntN(H), b.InputIDs[1]*H+rng.IntN(H), b.InputIDs[6]*H+rng.IntN(H))
 	}
+	if name == "bert.embeddings.position_embeddings.weight" && pad < shape[0] {
+		H := shape[1]
+		cs = append(cs, pad*H+rng.IntN(H), (pad+2)*H+rng.IntN(H))
+	}
 	if strings.HasSuffix(name, "distance_embedding.weight") {
 		// Rows of offsets the batch uses (P−S to P+S−2), the extremes included, and one it
 		// does not use.
@@ -371,6 +463,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		dHidden  bool
 		dPooled  bool
 		pos      string // position_embedding_type; "": absolute
+		family   Family // "": BERT
 	}{
 		{name: "pre-training gelu", act: "gelu", tied: true, heads: AllHeads, mlm: true, nsp: true},
 		{name: "pre-training gelu dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true},
@@ -385,6 +478,14 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		{name: "pre-training relative_key dropout", act: "gelu", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true, pos: PositionRelativeKey},
 		{name: "pre-training relative_key_query dropout", act: "gelu_new", heads: AllHeads, dropout: true, mlm: true, nsp: true, pos: PositionRelativeKeyQuery},
 		{name: "encoder d hidden relative_key_query", act: "gelu", heads: Heads{Pooler: true}, dHidden: true, dPooled: true, pos: PositionRelativeKeyQuery},
+		{name: "distilbert MLM dropout", act: "gelu", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyDistilBERT},
+		{name: "distilbert encoder d hidden", act: "relu", heads: Heads{}, dHidden: true, family: FamilyDistilBERT},
+		{name: "roberta MLM gelu_new dropout", act: "gelu_new", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyRoBERTa},
+		{name: "roberta encoder d pooled untied", act: "gelu", heads: Heads{Pooler: true, MLM: true}, dHidden: true, dPooled: true, family: FamilyRoBERTa},
+		{name: "albert pre-training (SOP) gelu_new dropout", act: "gelu_new", tied: true, heads: AllHeads, dropout: true, mlm: true, nsp: true, family: FamilyALBERT},
+		{name: "albert untied MLM", act: "gelu", heads: Heads{MLM: true}, mlm: true, family: FamilyALBERT},
+		{name: "albert encoder d hidden and d pooled", act: "relu", heads: Heads{Pooler: true}, dropout: true, dHidden: true, dPooled: true, family: FamilyALBERT},
+		{name: "electra generator MLM gelu_new dropout", act: "gelu_new", tied: true, heads: Heads{MLM: true}, dropout: true, mlm: true, family: FamilyELECTRA},
 	}
 	for ti, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -394,6 +495,10 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			}
 			m := gradCheckModelPos(t, tc.act, tc.tied, tc.heads, pos)
 			b, mlm, nsp := gradCheckBatch()
+			if tc.family != "" {
+				m = gradCheckFamilyModel(t, m, tc.family)
+				b.TokenTypeIDs = nil
+			}
 			if !tc.mlm {
 				mlm = nil
 			}

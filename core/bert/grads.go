@@ -45,6 +45,18 @@ func (m *Model) NewGrads() *Grads {
 		p := lin(*m.NSP)
 		g.NSP = &p
 	}
+	if m.EmbProj != nil {
+		p := lin(*m.EmbProj)
+		g.EmbProj = &p
+	}
+	if m.RTD != nil {
+		g.RTD = &RTDHead{Dense: lin(m.RTD.Dense), Out: lin(m.RTD.Out)}
+	}
+	g.RelEmb = z(m.RelEmb)
+	if m.RelLN != nil {
+		l := ln(*m.RelLN)
+		g.RelLN = &l
+	}
 	return &Grads{g: g}
 }
 

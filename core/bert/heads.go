@@ -73,6 +73,11 @@ func NewTaskModel(body *Model, task Task, labels []string, seed uint64) (*TaskMo
 	if _, err := ParseTask(string(task)); err != nil {
 		return nil, err
 	}
+	if fam := body.Config.Family; fam != "" && fam != FamilyBERT {
+		// Their task heads differ from BERT's (RoBERTa's classifier has its own dense layer,
+		// DistilBERT's a pre_classifier, ...).
+		return nil, fmt.Errorf("%s: task heads of model_type %q are not supported yet (only bert's)", task, fam)
+	}
 	n := len(labels)
 	if task == QuestionAnswering {
 		if n != 0 {

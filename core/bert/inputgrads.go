@@ -34,6 +34,10 @@ func (m *Model) checkHeadMask(hm []float32) error {
 	if hm == nil {
 		return nil
 	}
+	if m.Config.SharesLayers() || m.Config.Family.Is(FamilyALBERT) || m.Config.Disentangled != nil {
+		// transformers hands ALBERT's blocks the rows of group_idx·layers_per_group, not their own.
+		return fmt.Errorf("a head mask is not supported for %s", m.Config.Family.Name())
+	}
 	L, A := len(m.Layers), m.Config.NumAttentionHeads
 	if len(hm) != L*A {
 		return fmt.Errorf("head mask has %d entries, want %d layers x %d heads = %d", len(hm), L, A, L*A)
@@ -126,7 +130,11 @@ func (m *Model) headPass() (*pass, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pass{act: act, eps: float32(m.Config.LayerNormEps)}, nil
+	mlmAct, err := activation(m.Config.MLMAct())
+	if err != nil {
+		return nil, err
+	}
+	return &pass{act: act, mlmAct: mlmAct, eps: float32(m.Config.LayerNormEps)}, nil
 }
 
 // checkRows reports whether h is [n, H] for the model.
@@ -161,6 +169,9 @@ func (m *Model) MLMHeadLogits(h *tensor.Tensor) (*tensor.Tensor, error) {
 // MLMHeadBackward back-propagates dLogits [n, V] through the MLM head applied to h [n, H]:
 // it adds the head's parameter gradients to g and returns d h [n, H].
 func (m *Model) MLMHeadBackward(h, dLogits *tensor.Tensor, g *Grads) (*tensor.Tensor, error) {
+	if err := m.trainable("mlm head backward"); err != nil {
+		return nil, err
+	}
 	m.EnsureRaw()
 	p, err := m.headPass()
 	if err != nil {

@@ -54,13 +54,22 @@ type Layer struct {
 }
 
 // MLMHead is HF's BertLMPredictionHead (cls.predictions): dense -> act -> LayerNorm -> decoder.
+// E is the embedding width (Config.EmbDim): H but for ALBERT.
 type MLMHead struct {
-	Transform Linear         // cls.predictions.transform.dense: [H, H]
-	LN        LayerNorm      // cls.predictions.transform.LayerNorm
-	Decoder   *tensor.Tensor // [V, H]; the word embeddings themselves when tied
+	Transform Linear         // cls.predictions.transform.dense: [E, H]
+	LN        LayerNorm      // cls.predictions.transform.LayerNorm: [E]
+	Decoder   *tensor.Tensor // [V, E]; the word embeddings themselves when tied
 	Bias      *tensor.Tensor // cls.predictions.bias: [V]
 	// decPacked is Decoder packed once for eval passes (Model.PackWeights); nil otherwise.
 	decPacked *tensor.PackedB
+}
+
+// RTDHead is ELECTRA's replaced-token detection head (ElectraDiscriminatorPredictions): one
+// logit a token, act(h·Denseᵀ + b)·Outᵀ + b with the config's hidden_act; positive means
+// "replaced".
+type RTDHead struct {
+	Dense Linear // discriminator_predictions.dense: [H, H]
+	Out   Linear // discriminator_predictions.dense_prediction: [1, H]
 }
 
 // Model is BERT with HF BertForPreTraining's parameters. Pooler, MLM and NSP are nil when the
@@ -68,16 +77,27 @@ type MLMHead struct {
 type Model struct {
 	Config Config
 
-	WordEmb *tensor.Tensor // bert.embeddings.word_embeddings.weight: [V, H]
-	PosEmb  *tensor.Tensor // bert.embeddings.position_embeddings.weight: [P, H]
-	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, H]
-	EmbLN   LayerNorm      // bert.embeddings.LayerNorm
+	WordEmb *tensor.Tensor // bert.embeddings.word_embeddings.weight: [V, E] (E = Config.EmbDim(), H but for ALBERT)
+	PosEmb  *tensor.Tensor // bert.embeddings.position_embeddings.weight: [P, E]
+	TypeEmb *tensor.Tensor // bert.embeddings.token_type_embeddings.weight: [T, E]; nil without token types (DistilBERT)
+	EmbLN   LayerNorm      // bert.embeddings.LayerNorm: [E]
+	// EmbProj is ALBERT's embedding_hidden_mapping_in (bert.encoder.embedding_hidden_mapping_in):
+	// [H, E]; nil when the embeddings are the hidden size (Config.HasEmbProj).
+	EmbProj *Linear
 
+	// RelEmb is DeBERTa's encoder.rel_embeddings.weight: [2·span, H]; RelLN its LayerNorm
+	// (encoder.LayerNorm, with norm_rel_ebd "layer_norm"). Both nil for the other families.
+	RelEmb *tensor.Tensor
+	RelLN  *LayerNorm
+
+	// Layers are the distinct layers: one per block, or for ALBERT one per group, block l
+	// running Layers[Config.LayerIndex(l)] (Block).
 	Layers []Layer
 
 	Pooler *Linear  // bert.pooler.dense: [H, H]
 	MLM    *MLMHead // cls.predictions
 	NSP    *Linear  // cls.seq_relationship: [2, H]
+	RTD    *RTDHead // ELECTRA's discriminator_predictions
 
 	// inPlace is set by PackWeightsInPlace; nil for a model that keeps its raw weights.
 	inPlace *inPlace
@@ -96,8 +116,8 @@ type Param struct {
 	T    *tensor.Tensor
 }
 
-// Heads selects which heads a new model has.
-type Heads struct{ Pooler, MLM, NSP bool }
+// Heads selects which heads a new model has. RTD is ELECTRA's discriminator head.
+type Heads struct{ Pooler, MLM, NSP, RTD bool }
 
 // AllHeads is BertForPreTraining's set of heads.
 var AllHeads = Heads{Pooler: true, MLM: true, NSP: true}
@@ -107,22 +127,38 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	H, I := c.HiddenSize, c.IntermediateSize
+	H, I, E := c.HiddenSize, c.IntermediateSize, c.EmbDim()
 	lin := func(out, in int) Linear { return Linear{W: tensor.New(out, in), B: tensor.New(out)} }
-	ln := func() LayerNorm {
+	lnOf := func(H int) LayerNorm {
 		w := tensor.New(H)
 		for i := range w.Data {
 			w.Data[i] = 1
 		}
 		return LayerNorm{W: w, B: tensor.New(H)}
 	}
+	ln := func() LayerNorm { return lnOf(H) }
 	m := &Model{
 		Config:  c,
-		WordEmb: tensor.New(c.VocabSize, H),
-		PosEmb:  tensor.New(c.MaxPositionEmbeddings, H),
-		TypeEmb: tensor.New(c.TypeVocabSize, H),
-		EmbLN:   ln(),
-		Layers:  make([]Layer, c.NumHiddenLayers),
+		WordEmb: tensor.New(c.VocabSize, E),
+		EmbLN:   lnOf(E),
+		Layers:  make([]Layer, c.NumLayers()),
+	}
+	if !c.NoPositionEmbeddings {
+		m.PosEmb = tensor.New(c.MaxPositionEmbeddings, E)
+	}
+	if d := c.Disentangled; d != nil && d.Relative {
+		m.RelEmb = tensor.New(2*d.Span(), H)
+		if d.NormRelEmb {
+			l := ln()
+			m.RelLN = &l
+		}
+	}
+	if c.HasTokenTypes() {
+		m.TypeEmb = tensor.New(c.TypeVocabSize, E)
+	}
+	if c.HasEmbProj() {
+		p := lin(H, E)
+		m.EmbProj = &p
 	}
 	for l := range m.Layers {
 		m.Layers[l] = Layer{
@@ -139,16 +175,19 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 		m.Pooler = &p
 	}
 	if heads.MLM {
-		m.MLM = &MLMHead{Transform: lin(H, H), LN: ln(), Bias: tensor.New(c.VocabSize)}
+		m.MLM = &MLMHead{Transform: lin(E, H), LN: lnOf(E), Bias: tensor.New(c.VocabSize)}
 		if c.TieWordEmbeddings {
 			m.MLM.Decoder = m.WordEmb
 		} else {
-			m.MLM.Decoder = tensor.New(c.VocabSize, H)
+			m.MLM.Decoder = tensor.New(c.VocabSize, E)
 		}
 	}
 	if heads.NSP {
 		p := lin(2, H)
 		m.NSP = &p
+	}
+	if heads.RTD {
+		m.RTD = &RTDHead{Dense: lin(H, H), Out: lin(1, H)}
 	}
 	return m, nil
 }
@@ -156,7 +195,8 @@ func NewModel(c Config, heads Heads) (*Model, error) {
 // NewRandom returns a model initialised as HF's BertPreTrainedModel._init_weights does:
 // weights of linear and embedding layers (the distance embeddings of relative positions
 // included) from N(0, initializer_range²), biases 0, LayerNorm 1 and 0, and the padding row of
-// the word embeddings 0. The same seed gives the same weights.
+// the word embeddings 0 (and of RoBERTa's position embeddings; DistilBERT's sinusoidal
+// positions are DistilBERTSinusoids). The same seed gives the same weights.
 func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 	m, err := NewModel(c, heads)
 	if err != nil {
@@ -173,6 +213,12 @@ func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 		}
 	}
 	clear(m.WordEmb.Row(c.PadTokenID))
+	switch {
+	case c.SinusoidalPosEmbds:
+		DistilBERTSinusoids(m.PosEmb.Data, c.MaxPositionEmbeddings, c.HiddenSize)
+	case c.Family.Is(FamilyRoBERTa):
+		clear(m.PosEmb.Row(c.PadTokenID)) // RoBERTa's position embeddings have padding_idx too
+	}
 	return m, nil
 }
 
@@ -185,7 +231,7 @@ func NewRandom(c Config, heads Heads, seed uint64) (*Model, error) {
 // tell neighbours apart by, and small models trained briefly stay on the plateau where they read
 // their context as a bag of words (scripts/PRETRAIN.md).
 func (m *Model) SinusoidalPositions() {
-	H := m.Config.HiddenSize
+	H := m.Config.EmbDim()
 	scale := m.Config.InitializerRange * math.Sqrt2
 	for pos := range m.Config.MaxPositionEmbeddings {
 		row := m.PosEmb.Row(pos)
@@ -220,9 +266,16 @@ func (m *Model) params() []Param {
 		add(prefix+".bias", l.B)
 	}
 	add("bert.embeddings.word_embeddings.weight", m.WordEmb)
-	add("bert.embeddings.position_embeddings.weight", m.PosEmb)
-	add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
+	if m.PosEmb != nil {
+		add("bert.embeddings.position_embeddings.weight", m.PosEmb)
+	}
+	if m.TypeEmb != nil {
+		add("bert.embeddings.token_type_embeddings.weight", m.TypeEmb)
+	}
 	addLN("bert.embeddings.LayerNorm", m.EmbLN)
+	if m.EmbProj != nil {
+		addLin("bert.encoder.embedding_hidden_mapping_in", *m.EmbProj)
+	}
 	for i, l := range m.Layers {
 		p := fmt.Sprintf("bert.encoder.layer.%d.", i)
 		addLin(p+"attention.self.query", l.Query)
@@ -236,6 +289,12 @@ func (m *Model) params() []Param {
 		addLin(p+"intermediate.dense", l.Inter)
 		addLin(p+"output.dense", l.Out)
 		addLN(p+"output.LayerNorm", l.OutLN)
+	}
+	if m.RelEmb != nil {
+		add("bert.encoder.rel_embeddings.weight", m.RelEmb)
+	}
+	if m.RelLN != nil {
+		addLN("bert.encoder.LayerNorm", *m.RelLN)
 	}
 	if m.Pooler != nil {
 		addLin("bert.pooler.dense", *m.Pooler)
@@ -251,6 +310,10 @@ func (m *Model) params() []Param {
 	if m.NSP != nil {
 		addLin("cls.seq_relationship", *m.NSP)
 	}
+	if m.RTD != nil {
+		addLin("discriminator_predictions.dense", m.RTD.Dense)
+		addLin("discriminator_predictions.dense_prediction", m.RTD.Out)
+	}
 	return ps
 }
 
@@ -264,7 +327,7 @@ func (m *Model) NumParams() int64 {
 	return n
 }
 
-// HeadNames lists the heads the model has ("pooler", "mlm", "nsp").
+// HeadNames lists the heads the model has ("pooler", "mlm", "nsp", "rtd").
 func (m *Model) HeadNames() []string {
 	var h []string
 	if m.Pooler != nil {
@@ -276,16 +339,31 @@ func (m *Model) HeadNames() []string {
 	if m.NSP != nil {
 		h = append(h, "nsp")
 	}
+	if m.RTD != nil {
+		h = append(h, "rtd")
+	}
 	return h
 }
 
 // ParamCount is the number of unique parameters a model of this config with these heads has,
 // computed without allocating it (HF's num_parameters(); a tied decoder counted once).
 func (c Config) ParamCount(heads Heads) int64 {
-	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(c.TypeVocabSize)
-	H, I, L := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumHiddenLayers)
+	V, P, T := int64(c.VocabSize), int64(c.MaxPositionEmbeddings), int64(max(c.TypeVocabSize, 0))
+	H, I, L, E := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.NumLayers()), int64(c.EmbDim())
 	lin := func(out, in int64) int64 { return out*in + out }
-	n := (V+P+T)*H + 2*H
+	if c.NoPositionEmbeddings {
+		P = 0
+	}
+	n := (V+P+T)*E + 2*E
+	if d := c.Disentangled; d != nil && d.Relative {
+		n += int64(2*d.Span()) * H
+		if d.NormRelEmb {
+			n += 2 * H
+		}
+	}
+	if c.HasEmbProj() {
+		n += lin(H, E)
+	}
 	n += L * (4*lin(H, H) + 2*H + lin(I, H) + lin(H, I) + 2*H)
 	if c.Relative() {
 		n += L * (2*P - 1) * int64(c.HeadDim())
@@ -294,13 +372,16 @@ func (c Config) ParamCount(heads Heads) int64 {
 		n += lin(H, H)
 	}
 	if heads.MLM {
-		n += lin(H, H) + 2*H + V
+		n += lin(E, H) + 2*E + V
 		if !c.TieWordEmbeddings {
-			n += V * H
+			n += V * E
 		}
 	}
 	if heads.NSP {
 		n += lin(2, H)
+	}
+	if heads.RTD {
+		n += lin(H, H) + lin(1, H)
 	}
 	return n
 }
@@ -400,6 +481,27 @@ func (m *Model) EnsureRaw() {
 		unpack(m.MLM.Decoder, m.MLM.decPacked)
 	}
 	ip.released.Store(false)
+}
+
+// NumBlocks is the number of blocks the encoder runs: num_hidden_layers (more than len(Layers)
+// when blocks share layers).
+func (m *Model) NumBlocks() int {
+	if m.Config.SharesLayers() {
+		return m.Config.NumHiddenLayers
+	}
+	return len(m.Layers)
+}
+
+// Block is the layer that block l runs: Layers[l], or for ALBERT its group's layer.
+func (m *Model) Block(l int) *Layer { return &m.Layers[m.Config.LayerIndex(l)] }
+
+// trainable refuses what the training passes do not implement yet: DeBERTa's disentangled
+// attention.
+func (m *Model) trainable(what string) error {
+	if m.Config.Disentangled != nil {
+		return fmt.Errorf("%s: training %s (disentangled attention) is not supported yet", what, m.Config.Family.Name())
+	}
+	return nil
 }
 
 // Packed reports whether PackWeights packed the model's weights.

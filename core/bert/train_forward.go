@@ -52,9 +52,12 @@ type Activations struct {
 
 // embActs are the embeddings' activations.
 type embActs struct {
-	sum        *tensor.Tensor // word + type + position, the LayerNorm input: [B, S, H]
+	sum        *tensor.Tensor // word + type + position, the LayerNorm input: [B, S, E]
 	mean, rstd []float32      // LayerNorm statistics: [B*S]
-	keep       []uint8        // dropout mask [B*S*H]; nil without dropout
+	keep       []uint8        // dropout mask [B*S*E]; nil without dropout
+	// projIn is the input of the embedding projection (the LayerNorm's output after dropout):
+	// [B, S, E]; nil without a projection.
+	projIn *tensor.Tensor
 }
 
 // layerActs are one transformer block's activations: the trace's tensors (one struct of them
@@ -90,6 +93,9 @@ type mlmActs struct {
 // keeps the activations that Backward needs. The batch's slices must not change until the
 // last Backward on the result.
 func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
+	if err := m.trainable("forward-train"); err != nil {
+		return nil, err
+	}
 	m.EnsureRaw()
 	if err := b.Validate(m.Config); err != nil {
 		return nil, err
@@ -126,9 +132,9 @@ func (m *Model) checkActivations(a *Activations) error {
 		return fmt.Errorf("backward: no activations (use ForwardTrain)")
 	}
 	H := m.Config.HiddenSize
-	if len(a.layers) != len(m.Layers) || a.Hidden.Len() != a.pass.B*a.pass.S*H {
+	if len(a.layers) != m.NumBlocks() || a.Hidden.Len() != a.pass.B*a.pass.S*H {
 		return fmt.Errorf("backward: activations of a different model (%d layers, hidden %v; model has %d layers, hidden %d)",
-			len(a.layers), a.Hidden.Shape, len(m.Layers), H)
+			len(a.layers), a.Hidden.Shape, m.NumBlocks(), H)
 	}
 	return nil
 }

@@ -147,7 +147,7 @@ func (e *Engine) Tokenize(text string, pair *string) (*Tokens, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
 	}
-	enc, err := pipeline.Encode(e.tok, text, pair, e.model.Config.MaxPositionEmbeddings)
+	enc, err := pipeline.Encode(e.tok, text, pair, e.model.Config.MaxSequenceLength())
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func (e *Engine) MaskLab(text string, seed uint64, wholeWord bool) (*MaskLabResu
 	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	return e.Labs.MaskLab(e.tok, text, e.model.Config.MaxPositionEmbeddings, seed, wholeWord)
+	return e.Labs.MaskLab(e.tok, text, e.model.Config.MaxSequenceLength(), seed, wholeWord)
 }
 
 // NSPPairs builds n next-sentence instances from the sample corpus (Labs.NSPPairs).

@@ -127,7 +127,7 @@ func HeadImportance(m *bert.Model, examples []Example) (*Importance, error) {
 	if len(examples) == 0 {
 		return nil, fmt.Errorf("head importance: no example")
 	}
-	L, A, H, V := len(m.Layers), m.Config.NumAttentionHeads, m.Config.HiddenSize, m.Config.VocabSize
+	L, A, H, V := m.NumBlocks(), m.Config.NumAttentionHeads, m.Config.HiddenSize, m.Config.VocabSize
 	ones := make([]float32, L*A)
 	for i := range ones {
 		ones[i] = 1

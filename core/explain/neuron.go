@@ -44,8 +44,8 @@ func NeuronView(m *bert.Model, in Input, layer, head, query int) (*Neuron, error
 		return nil, err
 	}
 	S, A := len(in.IDs), c.NumAttentionHeads
-	if layer < 0 || layer >= len(m.Layers) || head < 0 || head >= A {
-		return nil, fmt.Errorf("neuron view: head %d.%d outside the model's %d layers x %d heads", layer, head, len(m.Layers), A)
+	if layer < 0 || layer >= m.NumBlocks() || head < 0 || head >= A {
+		return nil, fmt.Errorf("neuron view: head %d.%d outside the model's %d layers x %d heads", layer, head, m.NumBlocks(), A)
 	}
 	if query < 0 || query >= S {
 		return nil, fmt.Errorf("neuron view: query token %d outside the %d tokens", query, S)
@@ -61,7 +61,7 @@ func NeuronView(m *bert.Model, in Input, layer, head, query int) (*Neuron, error
 	}
 	n := &Neuron{Layer: layer, Head: head, Query: query, Q: slice(lt.Query.Data, query)}
 	scale := 1 / math.Sqrt(float64(d))
-	dist := m.Layers[layer].Distance // [2P−1, d] with relative positions, else nil
+	dist := m.Block(layer).Distance // [2P−1, d] with relative positions, else nil
 	for j := range S {
 		k := slice(lt.Key.Data, j)
 		qk := make([]float64, d)

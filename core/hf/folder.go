@@ -81,6 +81,11 @@ func LoadFS(fsys fs.FS, name string) (*Folder, error) {
 // tensors. Pre-training a loaded model starts from here.
 func (f *Folder) CompleteHeads(seed uint64) error {
 	m := f.Model
+	if fam := m.Config.Family; fam != "" && fam != bert.FamilyBERT {
+		// BERT's pre-training heads (NSP) are not these families' own (RoBERTa and DistilBERT
+		// have none, ALBERT has SOP, ELECTRA a discriminator).
+		return fmt.Errorf("%s: pre-training a %s model is not supported yet (only BERT's MLM+NSP recipe)", folderLabel(f.Dir), fam)
+	}
 	if m.Pooler != nil && m.MLM != nil && m.NSP != nil {
 		return nil
 	}
@@ -214,12 +219,20 @@ func LoadModel(path string, cfg bert.Config) (*bert.Model, *Report, error) {
 
 func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, error) {
 	rep := &Report{File: path}
+	fam := cfg.Family
+	// fname names a parameter as the family's checkpoints do, for messages.
+	fname := func(key string) string { return FamilyName(fam, key) }
 
 	byKey := map[string]string{} // our name -> file name
 	dtypes := map[string]bool{}
+	var foreign []string // tensors that are not the family's
 	for _, name := range f.Names() {
-		key := bodyKey(name)
-		if key != name && CanonicalName(name) != name {
+		key, ok := BERTName(fam, name)
+		if !ok {
+			foreign = append(foreign, name)
+			continue
+		}
+		if CanonicalName(name) != name {
 			rep.Notes = appendOnce(rep.Notes, "legacy LayerNorm gamma/beta names")
 		}
 		if prev, dup := byKey[key]; dup {
@@ -237,9 +250,10 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 		Pooler: has("bert.pooler.dense.weight"),
 		MLM:    has("cls.predictions.transform.dense.weight"),
 		NSP:    has("cls.seq_relationship.weight"),
+		RTD:    has("discriminator_predictions.dense.weight"),
 	}
 	if heads.NSP && !heads.Pooler {
-		return nil, nil, fmt.Errorf("checkpoint %s: has cls.seq_relationship but no bert.pooler.dense", path)
+		return nil, nil, fmt.Errorf("checkpoint %s: has %s but no %s", path, fname("cls.seq_relationship.weight"), fname("bert.pooler.dense.weight"))
 	}
 	for _, h := range []struct {
 		on   bool
@@ -273,14 +287,19 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 				if err := read("cls.predictions.decoder.bias", p.T); err != nil {
 					return nil, nil, err
 				}
-				rep.Notes = append(rep.Notes, "MLM bias read from cls.predictions.decoder.bias")
+				rep.Notes = append(rep.Notes, "MLM bias read from "+fname("cls.predictions.decoder.bias"))
 				continue
 			}
 			if p.Name == "cls.predictions.bias" {
-				rep.Notes = append(rep.Notes, "cls.predictions.bias absent: initialised to 0")
+				rep.Notes = append(rep.Notes, fname("cls.predictions.bias")+" absent: initialised to 0")
 				continue
 			}
-			return nil, nil, fmt.Errorf("checkpoint %s: tensor %q missing (shape %s expected)", path, p.Name, tensor.ShapeString(p.T.Shape))
+			if p.Name == "bert.embeddings.position_embeddings.weight" && cfg.SinusoidalPosEmbds {
+				bert.DistilBERTSinusoids(p.T.Data, cfg.MaxPositionEmbeddings, cfg.HiddenSize)
+				rep.Notes = append(rep.Notes, fname(p.Name)+" absent: the sinusoids of sinusoidal_pos_embds")
+				continue
+			}
+			return nil, nil, fmt.Errorf("checkpoint %s: tensor %q missing (shape %s expected)", path, fname(p.Name), tensor.ShapeString(p.T.Shape))
 		}
 		if err := read(p.Name, p.T); err != nil {
 			return nil, nil, err
@@ -303,12 +322,13 @@ func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, err
 		if used[key] {
 			continue
 		}
-		if strings.HasSuffix(key, "embeddings.position_ids") {
+		if strings.HasSuffix(key, "embeddings.position_ids") || (fam != "" && strings.HasSuffix(key, "embeddings.token_type_ids")) {
 			rep.Notes = append(rep.Notes, "stale buffer "+name+" ignored")
 			continue
 		}
 		rep.Ignored = append(rep.Ignored, name)
 	}
+	rep.Ignored = append(rep.Ignored, foreign...)
 	sort.Strings(rep.Ignored)
 	return m, rep, nil
 }
@@ -333,6 +353,32 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	case m.MLM != nil:
 		arch = "BertForMaskedLM"
 	}
+	params := m.Params()
+	if fn, ok := families[cfg.Family]; ok {
+		arch = familyArchs[cfg.Family][0]
+		switch {
+		case m.NSP != nil && cfg.Family == bert.FamilyALBERT && m.MLM != nil:
+			arch = "AlbertForPreTraining" // its SOP head is the NSP head's shape
+		case m.NSP != nil:
+			return fmt.Errorf("save %s: %s has no next-sentence head", dir, cfg.Family)
+		case m.RTD != nil && m.MLM != nil:
+			return fmt.Errorf("save %s: no transformers class has both ELECTRA's discriminator and generator heads", dir)
+		case m.RTD != nil:
+			arch = "ElectraForPreTraining"
+		case m.MLM != nil:
+			arch = familyArchs[cfg.Family][1]
+		}
+		// HF saves a model with heads with the body's prefix, a bare model without it.
+		named := make([]bert.Param, len(params))
+		for i, p := range params {
+			n := FamilyName(cfg.Family, p.Name)
+			if m.MLM == nil && m.NSP == nil && m.RTD == nil {
+				n = strings.TrimPrefix(n, fn.prefix)
+			}
+			named[i] = bert.Param{Name: n, T: p.T}
+		}
+		params = named
+	}
 	if _, ok := cfg.Extra["architectures"]; !ok {
 		if err := cfg.SetExtra("architectures", []string{arch}); err != nil {
 			return err
@@ -345,7 +391,7 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
 		return err
 	}
-	if err := writeWeights(dir, m.Params(), opt.DType); err != nil {
+	if err := writeWeights(dir, params, opt.DType); err != nil {
 		return err
 	}
 	if tok != nil {

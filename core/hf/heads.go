@@ -94,6 +94,9 @@ func loadTaskModel(f *File, path string, cfg bert.Config, task bert.Task, opt Ta
 	if _, err := bert.ParseTask(string(task)); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
+	if _, ok := families[cfg.Family]; ok {
+		return nil, nil, fmt.Errorf("checkpoint %s: task heads of model_type %q are not supported yet (only bert's)", path, cfg.Family)
+	}
 	head := task.HeadName()
 	wName, bName := head+".weight", head+".bias"
 	wInfo, hasW := f.Info(wName)

@@ -55,7 +55,7 @@ func AttentionLayers(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair 
 // traced encodes text (and pair), truncated to the model's positions, and runs the model with
 // the trace, which holds every layer's probabilities: the forward pass has no way to stop early.
 func traced(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string) (tokenizer.Encoding, *bert.Output, error) {
-	enc, err := Encode(tok, text, pair, m.Config.MaxPositionEmbeddings)
+	enc, err := Encode(tok, text, pair, m.Config.MaxSequenceLength())
 	if err != nil {
 		return enc, nil, fmt.Errorf("attention: %w", err)
 	}

@@ -51,7 +51,7 @@ func Embed(m *bert.Model, tok *tokenizer.Tokenizer, texts []string, pooling Pool
 	H := m.Config.HiddenSize
 	res := &EmbedResult{Pooling: pooling, Dim: H, Vectors: make([][]float32, len(texts)), Truncated: make([]bool, len(texts))}
 	for i, text := range texts {
-		enc, err := tok.Encode(text, m.Config.MaxPositionEmbeddings)
+		enc, err := tok.Encode(text, m.Config.MaxSequenceLength())
 		if err != nil {
 			return nil, fmt.Errorf("embed: text %d: %w", i, err)
 		}

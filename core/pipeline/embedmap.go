@@ -64,7 +64,7 @@ func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, o
 		if strings.TrimSpace(text) == "" {
 			return nil, fmt.Errorf("embedding map: sentence %d is empty", s+1)
 		}
-		enc, err := tok.Encode(text, min(MaxEmbeddingTokens, m.Config.MaxPositionEmbeddings))
+		enc, err := tok.Encode(text, min(MaxEmbeddingTokens, m.Config.MaxSequenceLength()))
 		if err != nil {
 			return nil, fmt.Errorf("embedding map: sentence %d: %w", s+1, err)
 		}

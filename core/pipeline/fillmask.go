@@ -55,7 +55,7 @@ func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string
 	if topK < 1 || topK > MaxTopK {
 		return nil, fmt.Errorf("fill-mask: top-k %d outside [1, %d]", topK, MaxTopK)
 	}
-	enc, err := Encode(tok, text, pair, m.Config.MaxPositionEmbeddings)
+	enc, err := Encode(tok, text, pair, m.Config.MaxSequenceLength())
 	if err != nil {
 		return nil, fmt.Errorf("fill-mask: %w", err)
 	}
@@ -68,7 +68,7 @@ func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string
 	}
 	if len(rows) == 0 {
 		if enc.Truncated && containsMask(tok, text, pair) {
-			return nil, fmt.Errorf("fill-mask: every %s falls after the model's %d positions; shorten the text", tok.Config().MaskToken, m.Config.MaxPositionEmbeddings)
+			return nil, fmt.Errorf("fill-mask: every %s falls after the model's %d positions; shorten the text", tok.Config().MaskToken, m.Config.MaxSequenceLength())
 		}
 		return nil, fmt.Errorf("fill-mask: the text has no %s token; write %s where a word should be predicted", tok.Config().MaskToken, tok.Config().MaskToken)
 	}
@@ -104,7 +104,7 @@ func NextSentence(m *bert.Model, tok *tokenizer.Tokenizer, text, pair string) (*
 	if !hasNSP(m) {
 		return nil, fmt.Errorf("next sentence: the model has no NSP head (cls.seq_relationship and bert.pooler); load a BertForPreTraining checkpoint")
 	}
-	enc, err := tok.EncodePair(text, pair, m.Config.MaxPositionEmbeddings)
+	enc, err := tok.EncodePair(text, pair, m.Config.MaxSequenceLength())
 	if err != nil {
 		return nil, fmt.Errorf("next sentence: %w", err)
 	}

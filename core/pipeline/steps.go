@@ -106,7 +106,8 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		return vs
 	}
 
-	word, pos, typ, sum := tokRow(tr.WordEmb.Data, H), tokRow(tr.PosEmb.Data, H), tokRow(tr.TypeEmb.Data, H), tokRow(tr.EmbSum.Data, H)
+	E := c.EmbDim() // the embeddings' width: H but for ALBERT
+	word, pos, typ, sum := tokRow(tr.WordEmb.Data, E), tokRow(tr.PosEmb.Data, E), tokRow(tr.TypeEmb.Data, E), tokRow(tr.EmbSum.Data, E)
 	emb := tokRow(tr.HiddenStates[0].Data, H)
 	x := tokRow(tr.HiddenStates[layer].Data, H)
 	q, k, v := tokRow(lt.Query.Data, H), tokRow(lt.Key.Data, H), tokRow(lt.Value.Data, H)
@@ -129,7 +130,7 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 	}
 	attnOut := tokRow(lt.AttentionOutput.Data, H)
 	I := c.IntermediateSize
-	pre := linearRow(m.Layers[layer].Inter, attnOut)
+	pre := linearRow(m.Block(layer).Inter, attnOut)
 	inter := tokRow(lt.Intermediate.Data, I)
 	ffn := tokRow(lt.FFNOut.Data, H)
 	resid2 := make([]float32, H)
@@ -154,6 +155,37 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		Vectors: []Vector{{Name: "word", Values: word}, {Name: "position", Values: pos}, {Name: "type", Values: typ}, {Name: "sum", Values: sum}}}
 	scoreFormula := fmt.Sprintf("score[j] = q · k_j / √%d = q · k_j / %.3g", D, sqrtD)
 	scoreWhat := fmt.Sprintf("Each head compares the query of “%s” with the key of every token: a large dot product means a good match. Dividing by √d keeps the scores in a range where softmax still spreads.", t)
+	switch {
+	case c.Disentangled != nil:
+		// DeBERTa: the rows the model has, and the disentangled scores.
+		formula, vecs, parts := fmt.Sprintf("e = word[%q]", t), []Vector{{Name: "word", Values: word}}, "one for the word piece"
+		if m.PosEmb != nil {
+			formula += fmt.Sprintf(" + position[%d]", token)
+			vecs, parts = append(vecs, Vector{Name: "position", Values: pos}), parts+", one for its position"
+		}
+		if c.HasTokenTypes() {
+			formula += fmt.Sprintf(" + type[%d]", enc.TypeIDs[token])
+			vecs, parts = append(vecs, Vector{Name: "type", Values: typ}), parts+", one for its segment"
+		}
+		embed.Formula, embed.Vectors = formula, append(vecs, Vector{Name: "sum", Values: sum})
+		embed.What = "The token's vector starts as the sum of its rows (" + parts + "). DeBERTa's positions enter the attention scores instead, as relative distances."
+		if d := c.Disentangled; d.Relative {
+			scoreFormula = fmt.Sprintf("score[j] = (q · k_j%s%s) / √(%d·%d), r = relative embeddings, δ = bucketed distance",
+				map[bool]string{true: " + q · W_K r[δ(i−j)]"}[d.C2P], map[bool]string{true: " + k_j · W_Q r[−δ(j−i)]"}[d.P2C], D, d.ScaleFactor())
+			scoreWhat += " DeBERTa adds content-to-position and position-to-content terms: how well the query matches the key's distance, and the key the query's, through the layer's own query and key maps."
+		}
+	case !c.HasTokenTypes():
+		// DistilBERT: no segment row.
+		embed.Formula = fmt.Sprintf("e = word[%q] + position[%d]", t, token)
+		embed.What = "The token's vector starts as the sum of two rows: one for the word piece and one for its position. This model has no segment (token type) embeddings."
+		embed.Vectors = []Vector{{Name: "word", Values: word}, {Name: "position", Values: pos}, {Name: "sum", Values: sum}}
+	case c.FamilyOf() == bert.FamilyRoBERTa:
+		// RoBERTa counts positions from pad_token_id+1 over the non-pad tokens.
+		ids := make([]int, len(enc.IDs))
+		c.PositionIDs(ids, enc.IDs, len(enc.IDs))
+		embed.Formula = fmt.Sprintf("e = word[%q] + position[%d] + type[%d]", t, ids[token], enc.TypeIDs[token])
+		embed.What = fmt.Sprintf("The token's vector starts as the sum of three learned rows: one for the word piece, one for its position, one for its segment. RoBERTa numbers positions from %d (the padding id plus one), so token %d uses row %d.", c.PadTokenID+1, token, ids[token])
+	}
 	if c.Relative() {
 		// Relative positions: no position row in the sum; the distance enters every score.
 		embed.Formula = fmt.Sprintf("e = word[%q] + type[%d]", t, enc.TypeIDs[token])
@@ -165,12 +197,19 @@ func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, l
 		}
 		scoreWhat += " This model also adds terms that depend only on the distance i−j between the two tokens, so a head can learn to look at the previous or the next word."
 	}
+	embedLN := Step{ID: "embed-ln", Title: "Embedding LayerNorm",
+		Formula: "LayerNorm(e) = γ · (e − mean(e)) / √(var(e) + ε) + β",
+		What:    "LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This is the input of layer 0.",
+		Vectors: []Vector{{Name: "sum", Values: sum}, {Name: "embedding output", Values: emb}}}
+	if tr.Embeddings != nil {
+		// ALBERT, ELECTRA: the LayerNorm's output is E wide; a linear map takes it to the hidden size.
+		embedLN.Formula += fmt.Sprintf(", then x = LayerNorm(e)·W_embᵀ + b_emb, %d → %d dimensions", E, H)
+		embedLN.What = fmt.Sprintf("LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This model keeps its embeddings small (%d numbers a token) and one linear map (ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project) widens them to the %d of the layers: that is the input of layer 0.", E, H)
+		embedLN.Vectors = []Vector{{Name: "sum", Values: sum}, {Name: "LayerNorm output", Values: tokRow(tr.Embeddings.Data, E)}, {Name: "embedding output", Values: emb}}
+	}
 	res.Steps = []Step{
 		embed,
-		{ID: "embed-ln", Title: "Embedding LayerNorm",
-			Formula: "LayerNorm(e) = γ · (e − mean(e)) / √(var(e) + ε) + β",
-			What:    "LayerNorm rescales the sum to mean 0 and variance 1 across its dimensions, then applies a learned scale γ and shift β. This is the input of layer 0.",
-			Vectors: []Vector{{Name: "sum", Values: sum}, {Name: "embedding output", Values: emb}}},
+		embedLN,
 		{ID: "qkv", Title: "Query, key and value",
 			Formula: fmt.Sprintf("q = x·W_Qᵀ + b_Q, k = x·W_Kᵀ + b_K, v = x·W_Vᵀ + b_V, each split into %d heads of %d", A, D),
 			What:    "Three linear maps turn the token's vector into a query (what it looks for), a key (what it offers) and a value (what it passes on), each cut into one slice per head.",
