@@ -397,19 +397,25 @@ func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i
 		rows := min(mr, mb-is)
 		if transA {
 			// op(A)(i, p) = a[p*lda+i]: each depth step is a contiguous run of rows. Full
-			// slivers of the assembly kernels' heights move as fixed-size arrays (vector
-			// moves, no bounds checks per element): the loop below cost 5% of a pre-training
-			// step, in the weight gradients' dYᵀ·X.
+			// slivers of the assembly kernels' heights move as fixed-size arrays of at most
+			// 16 bytes (vector moves, no bounds checks per element): the loop below cost 5%
+			// of a pre-training step, in the weight gradients' dYᵀ·X. A larger array would
+			// be a call of runtime.memmove per step (the compiler cannot rule out that the
+			// two overlap), which cost as much again.
 			if rows == mr && alpha == 1 {
 				switch mr {
 				case 8:
 					for p := 0; p < kb; p++ {
-						*(*[8]float32)(d[p*8:]) = *(*[8]float32)(a[(p0+p)*lda+i0+is:])
+						o, r := d[p*8:][:8:8], a[(p0+p)*lda+i0+is:][:8:8]
+						*(*[4]float32)(o) = *(*[4]float32)(r)
+						*(*[4]float32)(o[4:]) = *(*[4]float32)(r[4:])
 					}
 					continue
 				case 6:
 					for p := 0; p < kb; p++ {
-						*(*[6]float32)(d[p*6:]) = *(*[6]float32)(a[(p0+p)*lda+i0+is:])
+						o, r := d[p*6:][:6:6], a[(p0+p)*lda+i0+is:][:6:6]
+						*(*[4]float32)(o) = *(*[4]float32)(r)
+						*(*[2]float32)(o[4:]) = *(*[2]float32)(r[4:])
 					}
 					continue
 				}
