@@ -120,12 +120,13 @@ type dropoutConfig struct {
 }
 
 // dropSequences applies hidden dropout to x [B, S, H] with one stream per sequence, so that
-// the sequences can be drawn in parallel, and returns the mask [B*S*H] (nil when p is 0).
-func (d dropoutConfig) dropSequences(x []float32, B int, site, l int) []uint8 {
+// the sequences can be drawn in parallel, and returns the mask [B*S*H] (nil when p is 0),
+// from ar (see arena).
+func (d dropoutConfig) dropSequences(ar *arena, x []float32, B int, site, l int) []uint8 {
 	if d.hidden <= 0 {
 		return nil
 	}
-	keep := make([]uint8, len(x))
+	keep := ar.u8(len(x)) // Dropout sets every entry
 	n := len(x) / B
 	tensor.ParallelFor(B, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
