@@ -281,3 +281,16 @@ func add(dst, a, b []float32) {
 	}
 	addGo(dst[i:], a[i:], b[i:])
 }
+
+// scale multiplies x by s in place (see Scale) four lanes at a time: the same products as
+// scaleGo. The cross entropy's gradient scales a row of the vocabulary with it.
+func scale(x []float32, s float32) {
+	n := len(x)
+	vs := simd.BroadcastFloat32s(s)
+	i := 0
+	for ; i+simdLanes <= n; i += simdLanes {
+		v := x[i : i+simdLanes]
+		simd.LoadFloat32s(v).Mul(vs).Store(v)
+	}
+	scaleGo(x[i:], s)
+}

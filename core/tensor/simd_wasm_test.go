@@ -216,6 +216,30 @@ func TestAddSIMDvsGo(t *testing.T) {
 	}
 }
 
+// TestScaleSIMDvsGo checks Scale (SIMD) against scaleGo bit for bit on lengths around the
+// vector width, the specials included.
+func TestScaleSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{1, 3, 4, 5, 8, 9, 127, 128, 129} {
+		x := randSlice(rng, n, 3)
+		x[0] = float32(math.Inf(-1))
+		if n > 2 {
+			x[2] = float32(math.NaN())
+		}
+		for _, s := range []float32{0.5, -3, 0, 1e-30} {
+			want := append([]float32(nil), x...)
+			scaleGo(want, s)
+			got := append([]float32(nil), x...)
+			Scale(got, s)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("n=%d s=%g: element %d: Scale %g, scaleGo %g", n, s, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestSoftmaxSIMDvsGo compares SoftmaxRows (SIMD) with softmaxRowGo and a float64 softmax, with
 // and without an additive mask (0 or -1e4, and the float32 minimum that some models use).
 func TestSoftmaxSIMDvsGo(t *testing.T) {
