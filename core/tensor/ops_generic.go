@@ -13,9 +13,6 @@ func softmaxRowMask(row, mask []float32) {
 	softmaxRow(row)
 }
 
-// geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
-func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
-
 // sumSquares is the sum of x[i]² in float64 (see SumSquares).
 func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
 

@@ -30,3 +30,6 @@ func rowMax(x []float32) float32 { return rowMaxGo(x) }
 
 // scale multiplies x by s in place (see Scale).
 func scale(x []float32, s float32) { scaleGo(x, s) }
+
+// geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
+func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }

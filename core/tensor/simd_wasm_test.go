@@ -190,6 +190,34 @@ func TestGELUSIMDvsGo(t *testing.T) {
 	}
 }
 
+// TestGELUBackwardSIMDvsGo compares GELUBackward (SIMD) with geluBackwardGo on lengths around
+// the vector width, in place too (dx = dy), and on the specials (NaN where the Go twin gives
+// NaN). TestGELUAccuracy holds both to the float64 derivative.
+func TestGELUBackwardSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025} {
+		x, dy := randSlice(rng, n, 4), randSlice(rng, n, 2)
+		if n > 3 {
+			x[1], x[2], x[3] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
+		}
+		want := make([]float32, n)
+		geluBackwardGo(want, dy, x)
+		got := append([]float32(nil), dy...)
+		GELUBackward(got, got, x)
+		for i := range got {
+			if want[i] != want[i] {
+				if got[i] == got[i] {
+					t.Fatalf("n=%d: element %d (x %g): GELUBackward %g, geluBackwardGo NaN", n, i, x[i], got[i])
+				}
+				continue
+			}
+			if d := math.Abs(float64(got[i] - want[i])); !(d <= 4e-7*math.Max(1, math.Abs(float64(dy[i])))) {
+				t.Fatalf("n=%d: element %d (x %g, dy %g): GELUBackward %g, geluBackwardGo %g", n, i, x[i], dy[i], got[i], want[i])
+			}
+		}
+	}
+}
+
 // TestAddSIMDvsGo: AddBias and Add (SIMD) give the bits of addGo, in place too.
 func TestAddSIMDvsGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 30))
