@@ -48,21 +48,26 @@ func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 		return nil, err
 	}
 	n := B * S * H
+	// Every buffer but dy (and the head mask's) is written in full before it is read.
+	ar := &g.work
+	ar.reset()
 	ws := &workspace{
-		dy: make([]float32, n), dx: make([]float32, n), t1: make([]float32, n), t2: make([]float32, n),
-		dq: make([]float32, n), dk: make([]float32, n), dv: make([]float32, n), dg: make([]float32, B*S*I),
+		dy: ar.f32(n), dx: ar.f32(n), t1: ar.f32(n), t2: ar.f32(n),
+		dq: ar.f32(n), dk: ar.f32(n), dv: ar.f32(n), dg: ar.f32(B * S * I),
 	}
 	if inputs && a.pass.headMask != nil {
 		ws.dHeadMask = make([]float32, len(a.pass.headMask))
 	}
 	if m.Config.Relative() {
-		ws.dqr = make([]float32, B*S*m.Config.NumAttentionHeads*(2*S-1))
+		ws.dqr = ar.f32(B * S * m.Config.NumAttentionHeads * (2*S - 1))
 		if m.Config.PositionEmbeddingType == PositionRelativeKeyQuery {
-			ws.dkr = make([]float32, len(ws.dqr))
+			ws.dkr = ar.f32(len(ws.dqr))
 		}
 	}
 	if dHidden != nil {
 		copy(ws.dy, dHidden.Data)
+	} else {
+		clear(ws.dy)
 	}
 	if dPooled != nil {
 		m.poolerBackward(a, dPooled.Data, ws.dy, g.g)

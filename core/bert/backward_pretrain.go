@@ -43,18 +43,19 @@ func (m *Model) ForwardBackward(b Batch, mlmLabels, nspLabels []int, opt TrainOp
 			return Losses{}, err
 		}
 	}
-	a, err := m.ForwardTrain(b, opt)
+	a, err := m.forwardTrain(b, opt, &g.acts)
 	if err != nil {
 		return Losses{}, err
 	}
 	var loss Losses
-	dHidden := tensor.New(b.B, b.S, c.HiddenSize)
+	dHidden := g.acts.tensor(b.B, b.S, c.HiddenSize)
+	clear(dHidden.Data) // the heads add to it
 	if mlmLabels != nil {
 		loss.MLM = m.mlmBackward(a, mlmLabels, dHidden.Data, g.g)
 	}
 	var dPooled *tensor.Tensor
 	if nspLabels != nil {
-		dPooled = tensor.New(b.B, c.HiddenSize)
+		dPooled = g.acts.tensor(b.B, c.HiddenSize) // set by nspBackward
 		loss.NSP = m.nspBackward(a, nspLabels, dPooled.Data, g.g)
 	}
 	loss.Total = loss.MLM + loss.NSP
@@ -102,7 +103,7 @@ func (m *Model) mlmLabelled(a *Activations, labels []int) (rows, lab []int, ma *
 			rows, lab = append(rows, i), append(lab, y)
 		}
 	}
-	in := tensor.New(len(rows), H)
+	in := a.pass.ar.tensor(len(rows), H)
 	for i, r := range rows {
 		copy(in.Row(i), a.Hidden.Data[r*H:(r+1)*H])
 	}

@@ -125,12 +125,13 @@ func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets,
 			}
 		}
 	}
-	a, err := m.ForwardTrain(b, opt)
+	a, err := m.forwardTrain(b, opt, &g.acts)
 	if err != nil {
 		return DistilLosses{}, err
 	}
 	var loss DistilLosses
-	dHidden := tensor.New(b.B, b.S, c.HiddenSize)
+	dHidden := g.acts.tensor(b.B, b.S, c.HiddenSize)
+	clear(dHidden.Data) // the head adds to it
 	if t.MLM == nil {
 		w.Soft = 0
 	}

@@ -220,6 +220,9 @@ type pass struct {
 	// emb, when not nil, is the embedding output the encoder starts from instead of the
 	// embeddings of the batch's ids (TrainOptions.Embeddings): [B, S, H].
 	emb *tensor.Tensor
+	// ar, when not nil, provides a training pass's activations (see arena); else they are
+	// new zeroed memory.
+	ar *arena
 }
 
 // newPass prepares a forward pass over b (already validated) with the given dropout. With
@@ -253,10 +256,11 @@ func (m *Model) newPass(b Batch, drop dropoutConfig, sc *scratch) (*pass, error)
 
 // buf returns a tensor of the given shape for the pass's intermediate id (one of the scratch
 // buffers, bufHidden0 etc.): the scratch's buffer, holding stale numbers, when the pass has a
-// scratch; else a new zero tensor. Every caller overwrites all of it.
+// scratch; else one from the pass's arena (stale numbers too), or a new zero tensor. Every
+// caller overwrites all of it.
 func (p *pass) buf(id int, shape ...int) *tensor.Tensor {
 	if p.sc == nil {
-		return tensor.New(shape...)
+		return p.ar.tensor(shape...)
 	}
 	return p.sc.bufs[id].get(shape...)
 }
@@ -365,12 +369,12 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	var mean, rstd []float32
 	if ea != nil {
 		// Backward needs the LayerNorm input and statistics.
-		out, mean, rstd = tensor.New(B, S, E), make([]float32, B*S), make([]float32, B*S)
+		out, mean, rstd = p.ar.tensor(B, S, E), p.ar.f32(B*S), p.ar.f32(B*S)
 	}
 	tensor.LayerNorm(out.Data, x.Data, m.EmbLN.W.Data, m.EmbLN.B.Data, E, p.eps, mean, rstd)
 	if ea != nil {
 		*ea = embActs{sum: x, mean: mean, rstd: rstd}
-		ea.keep = p.drop.dropSequences(out.Data, B, siteEmbeddings, 0)
+		ea.keep = p.drop.dropSequences(p.ar, out.Data, B, siteEmbeddings, 0)
 	}
 	if c.Disentangled != nil && b.AttentionMask != nil {
 		// DeBERTa multiplies the embeddings by the attention mask: padding rows are 0.
@@ -417,7 +421,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	}
 	var keepP []uint8 // attention dropout mask [B, A, S, S]
 	if p.drop.attn > 0 {
-		keepP = make([]uint8, B*A*S*S)
+		keepP = p.ar.u8(B * A * S * S) // every pair's mask is drawn
 	}
 	ctx := p.buf(bufCtx, B, S, H)
 	// One (sequence, head) pair at a time: scores = Q_h K_hᵀ / √d, + mask, softmax, dropout, · V_h.
@@ -454,7 +458,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 
 	proj := p.buf(bufProj, B, S, H)
 	L.AttnOut.apply(proj.Data, ctx.Data, rows, H, H, la == nil)
-	keep1 := p.drop.dropSequences(proj.Data, B, siteAttnOutput, l)
+	keep1 := p.drop.dropSequences(p.ar, proj.Data, B, siteAttnOutput, l)
 	// The sums before the LayerNorms are formed in place unless the trace shows the dense
 	// outputs; the LayerNorms run in place unless Backward needs their inputs.
 	sum1 := proj
@@ -464,7 +468,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	attnOut := sum1
 	var mean1, rstd1 []float32
 	if la != nil {
-		attnOut, mean1, rstd1 = tensor.New(B, S, H), make([]float32, rows), make([]float32, rows)
+		attnOut, mean1, rstd1 = p.ar.tensor(B, S, H), p.ar.f32(rows), p.ar.f32(rows)
 	}
 	tensor.AddLayerNorm(sum1.Data, attnOut.Data, proj.Data, x.Data, L.AttnLN.W.Data, L.AttnLN.B.Data, H, p.eps, mean1, rstd1)
 
@@ -475,18 +479,20 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 		tensor.LinearPackedAct(pre.Data, attnOut.Data, L.Inter.packed, L.Inter.B.Data, rows, p.act)
 	} else {
 		L.Inter.apply(pre.Data, attnOut.Data, rows, H, I, la == nil)
-		if la != nil {
-			inter = pre.Clone() // the activation's backward needs its input
-		}
 		aj, act := p.activate()
 		*aj = activate{act: p.act, x: inter.Data, width: I}
+		if la != nil {
+			// The activation's backward needs its input: the output goes to a buffer of its own.
+			inter = p.ar.tensor(B, S, I)
+			aj.x, aj.src = inter.Data, pre.Data
+		}
 		tensor.ParallelFor(rows, act)
 	}
 	// The block's output is formed in ffn: with a scratch, in the hidden-state buffer that
 	// does not hold x.
 	ffn := p.buf(bufHidden0+(l+1)%2, B, S, H)
 	L.Out.apply(ffn.Data, inter.Data, rows, I, H, la == nil)
-	keep2 := p.drop.dropSequences(ffn.Data, B, siteFFNOutput, l)
+	keep2 := p.drop.dropSequences(p.ar, ffn.Data, B, siteFFNOutput, l)
 	sum2 := ffn
 	if lt != nil {
 		sum2 = tensor.New(B, S, H)
@@ -494,7 +500,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	out := sum2
 	var mean2, rstd2 []float32
 	if la != nil {
-		out, mean2, rstd2 = tensor.New(B, S, H), make([]float32, rows), make([]float32, rows)
+		out, mean2, rstd2 = p.ar.tensor(B, S, H), p.ar.f32(rows), p.ar.f32(rows)
 	}
 	tensor.AddLayerNorm(sum2.Data, out.Data, ffn.Data, attnOut.Data, L.OutLN.W.Data, L.OutLN.B.Data, H, p.eps, mean2, rstd2)
 
@@ -737,16 +743,17 @@ func (m *Model) mlmHead(in *tensor.Tensor, n int, p *pass, ma *mlmActs) (t, logi
 	m.MLM.Transform.apply(pre.Data, in.Data, n, H, E, ma == nil)
 	a := pre
 	if ma != nil {
-		a = pre.Clone()
+		a = p.ar.tensor(n, E)
+		copy(a.Data, pre.Data)
 	}
 	p.mlmAct(a.Data)
 	t = a
 	var mean, rstd []float32
 	if ma != nil {
-		t, mean, rstd = tensor.New(n, E), make([]float32, n), make([]float32, n)
+		t, mean, rstd = p.ar.tensor(n, E), p.ar.f32(n), p.ar.f32(n)
 	}
 	tensor.LayerNorm(t.Data, a.Data, m.MLM.LN.W.Data, m.MLM.LN.B.Data, E, p.eps, mean, rstd)
-	logits = tensor.New(n, V)
+	logits = p.ar.tensor(n, V) // an eval pass (no arena) hands it to its caller
 	if ma == nil && m.MLM.decPacked != nil {
 		tensor.LinearPacked(logits.Data, t.Data, m.MLM.decPacked, m.MLM.Bias.Data, n)
 	} else {

@@ -10,8 +10,15 @@ import (
 // parameter. Backward and ForwardBackward add to it (+=), so that the gradients of several
 // batches accumulate until Zero. When the model's MLM decoder is tied to the word embeddings,
 // so are their gradients: one tensor, the sum of the lookup and decoder gradients.
+//
+// Grads also keeps the activations and backward buffers of its last training step
+// (ForwardBackward, ForwardBackwardDistil, TaskModel.ForwardBackward, Backward) for the next
+// one: memory about that of one step's activations, held as long as the Grads.
 type Grads struct {
 	g *Model // a model-shaped holder: its parameters are the gradients
+	// acts holds the activations of the training steps that use g (ForwardBackward and the
+	// like), work the buffers of its backward passes: kept from step to step (see arena).
+	acts, work arena
 }
 
 // NewGrads returns zero gradients shaped like m's parameters, with the same heads and tying.

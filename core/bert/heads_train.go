@@ -95,7 +95,7 @@ func (t *TaskModel) ForwardBackward(b Batch, labels []int, opt TrainOptions, g *
 	if err := t.checkLabels(labels, b); err != nil {
 		return 0, nil, err
 	}
-	a, err := t.Bert.ForwardTrain(b, opt)
+	a, err := t.Bert.forwardTrain(b, opt, &g.Bert.acts)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -93,6 +93,12 @@ type mlmActs struct {
 // keeps the activations that Backward needs. The batch's slices must not change until the
 // last Backward on the result.
 func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
+	return m.forwardTrain(b, opt, nil)
+}
+
+// forwardTrain is ForwardTrain with the activations in ar (reset first), so that they live
+// until the next reset; nil allocates them.
+func (m *Model) forwardTrain(b Batch, opt TrainOptions, ar *arena) (*Activations, error) {
 	if err := m.trainable("forward-train"); err != nil {
 		return nil, err
 	}
@@ -117,7 +123,8 @@ func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.headMask, p.emb = opt.HeadMask, opt.Embeddings
+	ar.reset()
+	p.headMask, p.emb, p.ar = opt.HeadMask, opt.Embeddings, ar
 	a := &Activations{batch: b, pass: p}
 	a.Hidden = m.encode(b, p, nil, a)
 	if m.Pooler != nil {

@@ -216,8 +216,7 @@ func gemmWithEp(kern *gemmKernel, threads int, transA, transB bool, m, n, k int,
 		gemmCheck("B", b, k, n, ldb)
 	}
 	if threads < 2 {
-		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, 0, beta, c, ldc)
-		ep.apply(c, ldc, m, 0, n)
+		gemmSerial(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, 0, beta, c, ldc, ep)
 		return
 	}
 	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
@@ -244,7 +243,7 @@ type gemmJob struct {
 	a, b, c        []float32
 	lda, ldb, ldc  int
 	pb             *PackedB // B packed once (GemmPackedB), in place of b
-	ep             epilogue // run on each strip after it is computed
+	ep             epilogue // run on each block of C once it is computed
 	splitN         bool
 	// strip is the method value j.runStrip, bound once: passing it allocates nothing.
 	strip func(s0, s1 int)
@@ -262,11 +261,9 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 	sb := s1 - s0
 	if j.pb != nil {
 		if j.splitN {
-			gemmSerial(j.kern, false, true, j.m, sb, j.k, j.alpha, j.a, j.lda, nil, 0, j.pb, s0, j.beta, j.c[s0:], j.ldc)
-			j.ep.apply(j.c, j.ldc, j.m, s0, s1)
+			gemmSerial(j.kern, false, true, j.m, sb, j.k, j.alpha, j.a, j.lda, nil, 0, j.pb, s0, j.beta, j.c[s0:], j.ldc, j.ep.cols(s0))
 		} else {
-			gemmSerial(j.kern, false, true, sb, j.n, j.k, j.alpha, j.a[s0*j.lda:], j.lda, nil, 0, j.pb, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
-			j.ep.apply(j.c[s0*j.ldc:], j.ldc, sb, 0, j.n)
+			gemmSerial(j.kern, false, true, sb, j.n, j.k, j.alpha, j.a[s0*j.lda:], j.lda, nil, 0, j.pb, 0, j.beta, j.c[s0*j.ldc:], j.ldc, j.ep)
 		}
 		return
 	}
@@ -275,16 +272,14 @@ func (j *gemmJob) runStrip(s0, s1 int) {
 		if j.transB {
 			bs = j.b[s0*j.ldb:]
 		}
-		gemmSerial(j.kern, j.transA, j.transB, j.m, sb, j.k, j.alpha, j.a, j.lda, bs, j.ldb, nil, 0, j.beta, j.c[s0:], j.ldc)
-		j.ep.apply(j.c, j.ldc, j.m, s0, s1)
+		gemmSerial(j.kern, j.transA, j.transB, j.m, sb, j.k, j.alpha, j.a, j.lda, bs, j.ldb, nil, 0, j.beta, j.c[s0:], j.ldc, j.ep.cols(s0))
 		return
 	}
 	as := j.a[s0:]
 	if !j.transA {
 		as = j.a[s0*j.lda:]
 	}
-	gemmSerial(j.kern, j.transA, j.transB, sb, j.n, j.k, j.alpha, as, j.lda, j.b, j.ldb, nil, 0, j.beta, j.c[s0*j.ldc:], j.ldc)
-	j.ep.apply(j.c[s0*j.ldc:], j.ldc, sb, 0, j.n)
+	gemmSerial(j.kern, j.transA, j.transB, sb, j.n, j.k, j.alpha, as, j.lda, j.b, j.ldb, nil, 0, j.beta, j.c[s0*j.ldc:], j.ldc, j.ep)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -308,7 +303,12 @@ func gemmScale(m, n int, beta float32, c []float32, ldc int) {
 // gemmSerial runs the blocked algorithm (BLIS loop order jc, pc, ic, jr, ir) on one goroutine.
 // Sizes are positive and the slices already checked. With pb (GemmPackedB), B is not packed
 // here: C's columns [0, n) are pb's columns [col0, col0+n) (col0 a multiple of nr).
-func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, col0 int, beta float32, c []float32, ldc int) {
+//
+// ep runs on each mc×nc block of C as soon as its last depth block is done, while the block
+// is in cache (run on the whole of C afterwards, a bias and an activation read and wrote a
+// 4 MiB product again from memory: 2% of a Mini training step). It sees the same sums, so
+// the bits are those of ep on the finished C.
+func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, col0 int, beta float32, c []float32, ldc int, ep epilogue) {
 	buf := gemmBufs.get()
 	defer gemmBufs.put(buf)
 	mr, nr := kern.mr, kern.nr
@@ -333,10 +333,14 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 			if pc > 0 {
 				bet = 1 // later depth blocks add to what the first one stored
 			}
+			last := pc+kb == k
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
 				gemmPackA(kern, buf.a, transA, a, lda, ic, pc, mb, kb, alpha)
 				gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+				if last {
+					ep.apply(c[ic*ldc:], ldc, mb, jc, jc+nb)
+				}
 			}
 		}
 	}
@@ -397,19 +401,36 @@ func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i
 		rows := min(mr, mb-is)
 		if transA {
 			// op(A)(i, p) = a[p*lda+i]: each depth step is a contiguous run of rows. Full
-			// slivers of the assembly kernels' heights move as fixed-size arrays (vector
-			// moves, no bounds checks per element): the loop below cost 5% of a pre-training
-			// step, in the weight gradients' dYᵀ·X.
+			// slivers of the assembly kernels' heights move as fixed-size arrays of at most
+			// 16 bytes (vector moves, no bounds checks per element): the loop below cost 5%
+			// of a pre-training step, in the weight gradients' dYᵀ·X. A larger array would
+			// be a call of runtime.memmove per step (the compiler cannot rule out that the
+			// two overlap), which cost as much again.
 			if rows == mr && alpha == 1 {
 				switch mr {
 				case 8:
 					for p := 0; p < kb; p++ {
-						*(*[8]float32)(d[p*8:]) = *(*[8]float32)(a[(p0+p)*lda+i0+is:])
+						o, r := d[p*8:][:8:8], a[(p0+p)*lda+i0+is:][:8:8]
+						*(*[4]float32)(o) = *(*[4]float32)(r)
+						*(*[4]float32)(o[4:]) = *(*[4]float32)(r[4:])
 					}
 					continue
 				case 6:
 					for p := 0; p < kb; p++ {
-						*(*[6]float32)(d[p*6:]) = *(*[6]float32)(a[(p0+p)*lda+i0+is:])
+						o, r := d[p*6:][:6:6], a[(p0+p)*lda+i0+is:][:6:6]
+						*(*[4]float32)(o) = *(*[4]float32)(r)
+						*(*[2]float32)(o[4:]) = *(*[2]float32)(r[4:])
+					}
+					continue
+				case 2:
+					// The wasm and pure-Go kernels' height, element by element (wasm moves
+					// even a small array with a call of runtime.memmove): the loop below
+					// took 13% of a wasm SIMD training step.
+					off := p0*lda + i0 + is
+					for p := 0; p < kb; p++ {
+						o, r := (*[2]float32)(d[2*p:]), (*[2]float32)(a[off:])
+						o[0], o[1] = r[0], r[1]
+						off += lda
 					}
 					continue
 				}

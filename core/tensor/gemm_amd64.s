@@ -46,6 +46,14 @@
 	VMOVUPS acc1, 64(DX); \
 	ADDQ    BX, DX
 
+// PREFETCHROW512 asks for the cache lines of one 32-float C row at R8 (three, as a row that
+// does not start on a line spans three) and moves R8 to the next row.
+#define PREFETCHROW512 \
+	PREFETCHT0 (R8); \
+	PREFETCHT0 64(R8); \
+	PREFETCHT0 127(R8); \
+	ADDQ       BX, R8
+
 // func gemmKernel8x32AVX512(kc int, a, b, c *float32, ldc int, beta float32)
 TEXT ·gemmKernel8x32AVX512(SB), NOSPLIT, $0-44
 	MOVQ kc+0(FP), CX
@@ -54,6 +62,19 @@ TEXT ·gemmKernel8x32AVX512(SB), NOSPLIT, $0-44
 	MOVQ c+24(FP), DX
 	MOVQ ldc+32(FP), BX
 	SHLQ $2, BX
+
+	// The C tile is read (beta != 0) or written at the end; its rows are ldc apart and, in a
+	// large C (a weight gradient, the MLM logits), not in cache. Asking for them now lets the
+	// loads overlap the products instead of stalling the stores.
+	MOVQ DX, R8
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
 
 	// VPXORD, not VXORPS: the 512-bit VXORPS needs AVX512DQ.
 	VPXORD Z0, Z0, Z0

@@ -13,12 +13,6 @@ func softmaxRowMask(row, mask []float32) {
 	softmaxRow(row)
 }
 
-// geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
-func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
-
-// scale multiplies x by s in place (see Scale).
-func scale(x []float32, s float32) { scaleGo(x, s) }
-
 // sumSquares is the sum of x[i]² in float64 (see SumSquares).
 func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
 

@@ -27,3 +27,9 @@ func expShiftSum(dst, x []float32, shift float32) float64 { return expShiftSumGo
 
 // rowMax is the largest element of x (-Inf for an empty x).
 func rowMax(x []float32) float32 { return rowMaxGo(x) }
+
+// scale multiplies x by s in place (see Scale).
+func scale(x []float32, s float32) { scaleGo(x, s) }
+
+// geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
+func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }

@@ -104,11 +104,19 @@ func LinearPackedAct(y, x []float32, pb *PackedB, bias []float32, m int, act fun
 	gemmPackedWith(gemmThreads(m, pb.N, pb.K), m, 1, x, pb.K, pb, 0, y, pb.N, ep)
 }
 
-// epilogue is what a GEMM strip does to its part of C after computing it: add bias[j] to
-// column j, then apply act (each may be nil).
+// epilogue is what a GEMM does to each block of C once it is computed (see gemmSerial): add
+// bias[j] to column j, then apply act (each may be nil).
 type epilogue struct {
 	bias []float32
 	act  func([]float32)
+}
+
+// cols is e for the columns of C from c0 on: what a strip of them, as its own C, runs.
+func (e epilogue) cols(c0 int) epilogue {
+	if e.bias != nil {
+		e.bias = e.bias[c0:]
+	}
+	return e
 }
 
 // apply runs e on columns [c0, c1) of rows [0, m) of c (row stride ldc).
@@ -155,8 +163,7 @@ func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *Pac
 	}
 	gemmCheck("A", a, m, k, lda)
 	if threads < 2 {
-		gemmSerial(kern, false, true, m, n, k, alpha, a, lda, nil, 0, pb, 0, beta, c, ldc)
-		ep.apply(c, ldc, m, 0, n)
+		gemmSerial(kern, false, true, m, n, k, alpha, a, lda, nil, 0, pb, 0, beta, c, ldc, ep)
 		return
 	}
 	j := gemmJobs.get()

@@ -190,6 +190,34 @@ func TestGELUSIMDvsGo(t *testing.T) {
 	}
 }
 
+// TestGELUBackwardSIMDvsGo compares GELUBackward (SIMD) with geluBackwardGo on lengths around
+// the vector width, in place too (dx = dy), and on the specials (NaN where the Go twin gives
+// NaN). TestGELUAccuracy holds both to the float64 derivative.
+func TestGELUBackwardSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 1023, 1024, 1025} {
+		x, dy := randSlice(rng, n, 4), randSlice(rng, n, 2)
+		if n > 3 {
+			x[1], x[2], x[3] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
+		}
+		want := make([]float32, n)
+		geluBackwardGo(want, dy, x)
+		got := append([]float32(nil), dy...)
+		GELUBackward(got, got, x)
+		for i := range got {
+			if want[i] != want[i] {
+				if got[i] == got[i] {
+					t.Fatalf("n=%d: element %d (x %g): GELUBackward %g, geluBackwardGo NaN", n, i, x[i], got[i])
+				}
+				continue
+			}
+			if d := math.Abs(float64(got[i] - want[i])); !(d <= 4e-7*math.Max(1, math.Abs(float64(dy[i])))) {
+				t.Fatalf("n=%d: element %d (x %g, dy %g): GELUBackward %g, geluBackwardGo %g", n, i, x[i], dy[i], got[i], want[i])
+			}
+		}
+	}
+}
+
 // TestAddSIMDvsGo: AddBias and Add (SIMD) give the bits of addGo, in place too.
 func TestAddSIMDvsGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 30))
@@ -211,6 +239,30 @@ func TestAddSIMDvsGo(t *testing.T) {
 		for i := range sum {
 			if math.Float32bits(sum[i]) != math.Float32bits(x[i]+y[i]) {
 				t.Fatalf("n=%d: element %d: Add %g, want %g", n, i, sum[i], x[i]+y[i])
+			}
+		}
+	}
+}
+
+// TestScaleSIMDvsGo checks Scale (SIMD) against scaleGo bit for bit on lengths around the
+// vector width, the specials included.
+func TestScaleSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{1, 3, 4, 5, 8, 9, 127, 128, 129} {
+		x := randSlice(rng, n, 3)
+		x[0] = float32(math.Inf(-1))
+		if n > 2 {
+			x[2] = float32(math.NaN())
+		}
+		for _, s := range []float32{0.5, -3, 0, 1e-30} {
+			want := append([]float32(nil), x...)
+			scaleGo(want, s)
+			got := append([]float32(nil), x...)
+			Scale(got, s)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("n=%d s=%g: element %d: Scale %g, scaleGo %g", n, s, i, got[i], want[i])
+				}
 			}
 		}
 	}
