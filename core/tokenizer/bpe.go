@@ -600,7 +600,6 @@ func (t *BPE) mergeAll(w *bpeWork, syms []bpeSym) []bpeSym {
 	return out
 }
 
-
 // Cache limits: HuggingFace keeps 10,000 words of fewer than 256 bytes.
 const (
 	bpeCacheWords   = 10000
