@@ -73,7 +73,7 @@ func RobertaOptions() BPEOptions {
 // and merges.txt, with the settings o, as transformers' RobertaConverter
 // does (ByteLevel pre-tokenizer and decoder, RobertaProcessing).
 func LoadBPEFiles(vocabJSON, mergesTxt []byte, o BPEOptions) (*BPE, error) {
-	vocab, err := parseBPEVocab(vocabJSON)
+	vocab, err := parseBPEVocab(vocabJSON, true)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", BPEVocabFile, err)
 	}
@@ -328,15 +328,19 @@ func newBPE(vocab map[string]int, merges [][2]string, where string) (*BPE, error
 	return t, nil
 }
 
-// parseBPEVocab reads vocab.json (or tokenizer.json's model.vocab): an
-// object from entry to id.
-func parseBPEVocab(data []byte) (map[string]int, error) {
+// parseBPEVocab reads vocab.json (whole is true) or tokenizer.json's
+// model.vocab: an object from entry to id. Errors in a whole file give its
+// line and column.
+func parseBPEVocab(data []byte, whole bool) (map[string]int, error) {
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
 	var vocab map[string]int
 	if err := json.Unmarshal(data, &vocab); err != nil {
-		return nil, jsonError(data, err)
+		if whole {
+			return nil, jsonError(data, err)
+		}
+		return nil, err
 	}
 	if len(vocab) > MaxBPEVocab {
 		return nil, fmt.Errorf("%d entries, more than %d", len(vocab), MaxBPEVocab)
@@ -594,7 +598,7 @@ func parseBPEModel(raw json.RawMessage) (*BPE, error) {
 	case isNull(m.Vocab):
 		return nil, errors.New("vocab: missing")
 	}
-	vocab, err := parseBPEVocab(m.Vocab)
+	vocab, err := parseBPEVocab(m.Vocab, false)
 	if err != nil {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}
