@@ -431,8 +431,10 @@ func (t *BPE) tokenizeSegment(w *bpeWork, out []Token, text string, start, end, 
 	}
 	from := 0
 	for _, to := range w.ends {
-		// The units of the piece and the span of the original character
-		// each came from; the added space takes the first character's.
+		// The units of the piece, and for each byte of their characters
+		// in byteChars (HuggingFace counts offsets in those) the span of
+		// the original character it came from; the added space takes the
+		// first character's.
 		w.units, w.spans = w.units[:0], w.spans[:0]
 		for i := from; i < to; {
 			r, size := utf8.DecodeRuneInString(buf[i:])
@@ -443,13 +445,17 @@ func (t *BPE) tokenizeSegment(w *bpeWork, out []Token, text string, start, end, 
 			} else {
 				span = [2]int{start + i - prefix, start + i - prefix + size}
 			}
+			mark := len(w.units)
 			if r == utf8.RuneError && size == 1 {
 				w.units = utf8.AppendRune(w.units, r)
 			} else {
 				w.units = append(w.units, buf[i:i+size]...)
 			}
-			for len(w.spans) < len(w.units) {
+			for _, b := range w.units[mark:] {
 				w.spans = append(w.spans, span)
+				if byteChars[b] >= utf8.RuneSelf {
+					w.spans = append(w.spans, span)
+				}
 			}
 			i += size
 		}
@@ -464,8 +470,8 @@ func (t *BPE) tokenizeSegment(w *bpeWork, out []Token, text string, start, end, 
 	return out, word
 }
 
-// bpeSym is a symbol of a word: an id and how many bytes of the word it
-// covers.
+// bpeSym is a symbol of a word: an id and the length of what it covers,
+// in UTF-8 bytes of the word's byteChars characters.
 type bpeSym struct{ id, n int32 }
 
 // word returns the BPE tokens of one pre-tokenized piece, given as bytes:
@@ -480,7 +486,7 @@ func (t *BPE) word(w *bpeWork, units []byte) []bpeSym {
 			sb.WriteRune(byteChars[b])
 		}
 		if id, ok := t.ids[sb.String()]; ok {
-			return []bpeSym{{int32(id), int32(len(units))}}
+			return []bpeSym{{int32(id), int32(sb.Len())}}
 		}
 	}
 	if syms, ok := t.cache.get(units); ok {
@@ -489,13 +495,13 @@ func (t *BPE) word(w *bpeWork, units []byte) []bpeSym {
 	syms := w.syms[:0]
 	pendingUnk := int32(0) // bytes of an unknown run not yet added
 	for _, b := range units {
-		id := t.byteID[b]
+		id, n := t.byteID[b], int32(utf8.RuneLen(byteChars[b]))
 		if id >= 0 {
 			if pendingUnk > 0 {
 				syms = append(syms, bpeSym{int32(t.unk), pendingUnk})
 				pendingUnk = 0
 			}
-			syms = append(syms, bpeSym{id, 1})
+			syms = append(syms, bpeSym{id, n})
 			continue
 		}
 		if t.unk < 0 {
@@ -505,7 +511,7 @@ func (t *BPE) word(w *bpeWork, units []byte) []bpeSym {
 			syms = append(syms, bpeSym{int32(t.unk), pendingUnk})
 			pendingUnk = 0
 		}
-		pendingUnk++
+		pendingUnk += n
 	}
 	if pendingUnk > 0 {
 		syms = append(syms, bpeSym{int32(t.unk), pendingUnk})

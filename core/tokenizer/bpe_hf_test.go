@@ -22,7 +22,7 @@ func loadBPEVariants(t testing.TB) map[string]*BPE {
 	t.Helper()
 	dir := filepath.Join("testdata", "bpe")
 	tks := map[string]*BPE{}
-	for _, v := range []string{"roberta", "roberta_prefix", "gpt2"} {
+	for _, v := range []string{"roberta", "roberta_prefix", "gpt2", "odd_unk", "odd_drop"} {
 		data, err := os.ReadFile(filepath.Join(dir, v+".tokenizer.json"))
 		if err != nil {
 			t.Fatal(err)

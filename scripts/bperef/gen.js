@@ -175,7 +175,30 @@ function gpt2JSON() {
     model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab: v, merges },
   };
 }
-const variants = { roberta: robertaJSON(false), roberta_prefix: robertaJSON(true), gpt2: gpt2JSON() };
+// Settings RoBERTa and GPT-2 do not use, to check the paths they do not
+// take: bytes missing from the vocabulary (with an unknown token, fused, or
+// without one, dropped), merges ignored for whole entries, no regex,
+// added tokens with rstrip or matched after normalisation, other
+// post-processors and no decoder.
+function oddJSON(unk) {
+  const v = { ...vocab };
+  const missing = ['ð', 'Ã', '¤', 'Ŀ'];
+  for (const c of missing) delete v[c];
+  const m = merges.filter(([a, b]) => a in v && b in v);
+  const j = robertaJSON(true);
+  j.model = { ...j.model, vocab: v, merges: m, unk_token: unk ? '<unk>' : null, fuse_unk: unk, ignore_merges: !unk };
+  j.added_tokens[0] = { ...j.added_tokens[0], normalized: true, rstrip: true };
+  j.added_tokens.push({ id: v['the'], content: 'the', single_word: false, lstrip: false, rstrip: true, normalized: false, special: false });
+  if (unk) {
+    j.post_processor = { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true };
+  } else {
+    j.pre_tokenizer = { ...j.pre_tokenizer, use_regex: false, add_prefix_space: false };
+    j.post_processor = null;
+    j.decoder = null;
+  }
+  return j;
+}
+const variants = { roberta: robertaJSON(false), roberta_prefix: robertaJSON(true), gpt2: gpt2JSON(), odd_unk: oddJSON(true), odd_drop: oddJSON(false) };
 const tokenizers = {};
 for (const [name, json] of Object.entries(variants)) {
   const tk = hf.Tokenizer.fromString(JSON.stringify(json));
