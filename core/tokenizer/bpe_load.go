@@ -138,8 +138,9 @@ func (t *BPE) isAdded(content string) bool {
 // mask, padding and unknown tokens are the added tokens or entries named as
 // in RobertaOptions, where present. Anything the file asks for that this
 // package does not implement (another model, a normalizer, another
-// pre-tokenizer, post-processor or decoder, BPE dropout, preset truncation
-// or padding) is an error naming the field.
+// pre-tokenizer, post-processor or decoder, BPE dropout, unknown fields)
+// is an error naming the field. Truncation and padding saved in the file
+// are ignored, as transformers ignores them: pass maxLen to Encode.
 func LoadBPE(data []byte) (*BPE, error) {
 	t, err := parseTokenizerJSON(data)
 	if err != nil {
@@ -396,9 +397,10 @@ func jsonError(data []byte, err error) error {
 	case errors.As(err, &te):
 		off = te.Offset
 	}
-	if off < 0 || off > int64(len(data)) {
+	if off <= 0 || off > int64(len(data)) {
 		return err
 	}
+	off-- // the offset is just after the byte that failed
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
 	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
 	return fmt.Errorf("line %d, column %d: %w", line, col, err)
@@ -470,15 +472,23 @@ func parseTokenizerJSON(data []byte) (*BPE, error) {
 	switch {
 	case f.Version != nil && *f.Version != "1.0":
 		return nil, fmt.Errorf("version %q: only 1.0 is known", *f.Version)
-	case !isNull(f.Truncation):
-		return nil, errors.New("truncation: preset truncation is not supported (pass maxLen to Encode)")
-	case !isNull(f.Padding):
-		return nil, errors.New("padding: preset padding is not supported")
 	case !isNull(f.Normalizer):
 		typ, _ := typeOf(f.Normalizer)
 		return nil, fmt.Errorf("normalizer: type %q is not supported (only null)", typ)
 	case isNull(f.Model):
 		return nil, errors.New("model: missing")
+	}
+	// Truncation and padding saved in the file are settings of a call, not
+	// of the tokenizer: transformers replaces them on every call (and turns
+	// them off unless asked), and so does Encode's maxLen. Only their form
+	// is checked.
+	for _, c := range []struct {
+		key string
+		raw json.RawMessage
+	}{{"truncation", f.Truncation}, {"padding", f.Padding}} {
+		if r := bytes.TrimSpace(c.raw); !isNull(r) && r[0] != '{' {
+			return nil, fmt.Errorf("%s: neither null nor an object", c.key)
+		}
 	}
 	t, err := parseBPEModel(f.Model)
 	if err != nil {

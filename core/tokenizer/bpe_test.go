@@ -149,18 +149,24 @@ const minimalBPE = `{
 }`
 
 func TestLoadBPEErrors(t *testing.T) {
-	if _, err := LoadBPE([]byte(minimalBPE)); err != nil {
-		t.Fatalf("minimal file: %v", err)
+	for _, s := range []string{
+		minimalBPE,
+		strings.Replace(minimalBPE, `"truncation": null, "padding": null`, `"truncation": {"max_length": 5}, "padding": {"strategy": "BatchLongest"}`, 1),
+		strings.Replace(minimalBPE, `[["a", "b"]]`, `["a b"]`, 1),
+	} {
+		if _, err := LoadBPE([]byte(s)); err != nil {
+			t.Fatalf("%v in\n%s", err, s)
+		}
 	}
 	for _, c := range []struct {
 		name, old, new, want string
 	}{
 		{"not json", minimalBPE, "[1]", "not a JSON object"},
-		{"syntax", `"normalizer": null,`, `"normalizer": nul,`, "line 4, column 21"},
+		{"syntax", `"normalizer": null,`, `"normalizer": nul,`, "line 4, column 20"},
 		{"unknown field", `"normalizer": null,`, `"normalizer": null, "frobnicate": 1,`, `unknown field "frobnicate"`},
 		{"version", `"version": "1.0"`, `"version": "2.0"`, `version "2.0"`},
-		{"truncation", `"truncation": null`, `"truncation": {"max_length": 5}`, "truncation"},
-		{"padding", `"padding": null`, `"padding": {}`, "padding"},
+		{"truncation", `"truncation": null`, `"truncation": 5`, "truncation: neither null nor an object"},
+		{"padding", `"padding": null`, `"padding": []`, "padding: neither"},
 		{"normalizer", `"normalizer": null`, `"normalizer": {"type": "NFC"}`, `normalizer: type "NFC"`},
 		{"pre-tokenizer", `{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
   "post`, `{"type": "Metaspace"},
@@ -333,6 +339,53 @@ func BenchmarkBPEEncode(b *testing.B) {
 	for b.Loop() {
 		if _, err := tk.Encode(text, 0); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestClassTables(t *testing.T) {
+	for name, rs := range map[string][]runeRange{"letters": bpeLetters, "numbers": bpeNumbers, "spaces": bpeSpaces} {
+		for i, r := range rs {
+			if r.lo > r.hi || (i > 0 && rs[i-1].hi >= r.lo) {
+				t.Fatalf("%s: range %d %v not sorted or overlapping", name, i, r)
+			}
+		}
+	}
+	for _, c := range []struct {
+		r    rune
+		want int
+	}{
+		{'a', classLetter}, {'Z', classLetter}, {'é', classLetter}, {'日', classLetter}, {'한', classLetter},
+		{'\u1C89', classLetter}, // a letter since Unicode 16, not in Go 1.26's tables
+		{'7', classNumber}, {'½', classNumber}, {'²', classNumber}, {'٣', classNumber}, {'Ⅳ', classNumber},
+		{' ', classSpace}, {'\t', classSpace}, {'\u0085', classSpace}, {'\u00a0', classSpace}, {'\u3000', classSpace}, {'\u2028', classSpace},
+		{'\u200b', classOther}, {'\u001c', classOther}, {'!', classOther}, {'😀', classOther}, {'\u0301', classOther}, {0xFFFD, classOther},
+	} {
+		if got := classOf(c.r); got != c.want {
+			t.Errorf("classOf(%U) = %d, want %d", c.r, got, c.want)
+		}
+	}
+}
+
+func TestLoadBPEFilesErrors(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		vocab, merges string
+		want          string
+	}{
+		{"vocab syntax", "{\n\"a\": 0,\n\"b\" 1}", "a b\n", "tokenizer vocab.json: line 3, column 5"},
+		{"vocab not object", "[]", "", "tokenizer vocab.json: not a JSON object"},
+		{"merge line", `{"a": 0, "b": 1, "ab": 2}`, "#version: 0.2\na b\nab\n", "tokenizer merges.txt: line 3"},
+		{"merge vocab", `{"a": 0, "b": 1}`, "a b\n", `tokenizer merges.txt: merges.txt 1: the merged "ab" is not in the vocabulary`},
+		{"empty special", `{"a": 0}`, "", "cls_token is empty"},
+	} {
+		o := RobertaOptions()
+		if c.name == "empty special" {
+			o.ClsToken = ""
+		}
+		_, err := LoadBPEFiles([]byte(c.vocab), []byte(c.merges), o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
 }

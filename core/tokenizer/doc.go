@@ -86,8 +86,9 @@
 // Anything a tokenizer.json asks for that is not implemented (another
 // model, a normalizer, another pre-tokenizer, post-processor or decoder,
 // BPE dropout, a subword prefix or suffix, byte fallback, single_word added
-// tokens, preset truncation or padding, unknown fields) is an error naming
-// the field. Files are read with size limits (MaxBPEFileSize, MaxBPEVocab,
+// tokens, unknown fields) is an error naming the field. Truncation and
+// padding saved in a tokenizer.json are ignored, as transformers ignores
+// them: Encode's maxLen says how long. Files are read with size limits (MaxBPEFileSize, MaxBPEVocab,
 // MaxBPETokenLen). Invalid UTF-8 in the input is read as U+FFFD, one code
 // point for each invalid byte.
 //
