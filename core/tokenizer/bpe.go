@@ -144,7 +144,9 @@ func (t *BPE) Token(id int) string {
 // Tokenize splits text into tokens, without the tokens the post-processor
 // adds and without trimming offsets.
 func (t *BPE) Tokenize(text string) []Token {
-	var out []Token
+	// About one token for every four bytes of English with a real
+	// vocabulary.
+	out := make([]Token, 0, len(text)/4+4)
 	var w bpeWork
 	out = t.tokenize(&w, out, text)
 	setCharOffsets(text, out)
