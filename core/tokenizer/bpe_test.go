@@ -389,3 +389,46 @@ func TestLoadBPEFilesErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadEncoderFS(t *testing.T) {
+	read := func(path ...string) []byte {
+		data, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, path...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	bertJSON := []byte(`{"model": {"type": "WordPiece", "vocab": {}}}`)
+	for _, c := range []struct {
+		name string
+		fsys fstest.MapFS
+		bpe  bool
+		err  string
+	}{
+		{"bpe tokenizer.json", fstest.MapFS{TokenizerJSONFile: {Data: read("bpe", "gpt2.tokenizer.json")}}, true, ""},
+		{"bpe slow files", fstest.MapFS{BPEVocabFile: {Data: read("bpe", "vocab.json")}, BPEMergesFile: {Data: read("bpe", "merges.txt")}}, true, ""},
+		{"wordpiece", fstest.MapFS{VocabFile: {Data: read("bert-base-uncased", "vocab.txt")}}, false, ""},
+		{"wordpiece with tokenizer.json", fstest.MapFS{VocabFile: {Data: read("bert-base-uncased", "vocab.txt")}, TokenizerJSONFile: {Data: bertJSON}}, false, ""},
+		{"unigram", fstest.MapFS{TokenizerJSONFile: {Data: []byte(`{"model": {"type": "Unigram"}}`)}}, false, `model.type "Unigram"`},
+		{"broken", fstest.MapFS{TokenizerJSONFile: {Data: []byte(`{"model": `)}}, false, "tokenizer m/tokenizer.json"},
+		{"empty", fstest.MapFS{}, false, "holds none of"},
+	} {
+		enc, err := LoadEncoderFS(c.fsys, "m")
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if _, isBPE := enc.(*BPE); isBPE != c.bpe {
+			t.Errorf("%s: got %T", c.name, enc)
+		}
+		if _, err := enc.Encode("Hello world", 0); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
