@@ -147,8 +147,9 @@ func (t *BPE) Tokenize(text string) []Token {
 	// About one token for every four bytes of English with a real
 	// vocabulary.
 	out := make([]Token, 0, len(text)/4+4)
-	var w bpeWork
-	out = t.tokenize(&w, out, text)
+	w := bpeWorkPool.Get().(*bpeWork)
+	out = t.tokenize(w, out, text)
+	bpeWorkPool.Put(w)
 	setCharOffsets(text, out)
 	return out
 }
@@ -303,9 +304,9 @@ func backRunes(text string, pos, n int) int {
 	return pos
 }
 
-// bpeWork holds the buffers of one tokenization.
+// bpeWork holds the buffers of one tokenization, kept in bpeWorkPool so
+// that repeated calls do not grow them anew.
 type bpeWork struct {
-	buf    []byte   // the segment with the prefix space
 	ends   []int    // ends of the pre-tokenizer's pieces in buf
 	units  []byte   // the bytes of one piece, invalid UTF-8 read as U+FFFD
 	spans  [][2]int // the span of text each unit came from
@@ -313,6 +314,8 @@ type bpeWork struct {
 	queue  mergeQueue
 	result []bpeSym
 }
+
+var bpeWorkPool = sync.Pool{New: func() any { return new(bpeWork) }}
 
 // segment is a span of text: an added token (added >= 0) or text between
 // them.
@@ -418,13 +421,10 @@ func (t *BPE) tokenizeSegment(w *bpeWork, out []Token, text string, start, end, 
 	}
 	seg := text[start:end]
 	prefix := 0
-	w.buf = w.buf[:0]
+	buf := seg
 	if t.addPrefixSpace && seg[0] != ' ' {
-		w.buf = append(w.buf, ' ')
-		prefix = 1
+		buf, prefix = " "+seg, 1
 	}
-	w.buf = append(w.buf, seg...)
-	buf := string(w.buf)
 	w.ends = w.ends[:0]
 	if t.useRegex {
 		w.ends = splitGPT2(w.ends, buf)

@@ -16,11 +16,21 @@ type bpeCase struct {
 	DecodedSkip string `json:"decodedSkip"`
 }
 
+// bpeFixture returns the folder of the BPE fixture: testdata/bpe, or
+// BPE_FIXTURE, another folder that scripts/bperef/gen.js wrote (such as one
+// made from the merges of a real model).
+func bpeFixture() string {
+	if d := os.Getenv("BPE_FIXTURE"); d != "" {
+		return d
+	}
+	return filepath.Join("testdata", "bpe")
+}
+
 // loadBPEVariants loads the fixture's tokenizers: one per tokenizer.json,
 // and "slow", RoBERTa's from vocab.json and merges.txt.
 func loadBPEVariants(t testing.TB) map[string]*BPE {
 	t.Helper()
-	dir := filepath.Join("testdata", "bpe")
+	dir := bpeFixture()
 	tks := map[string]*BPE{}
 	for _, v := range []string{"roberta", "roberta_prefix", "gpt2", "odd_unk", "odd_drop"} {
 		data, err := os.ReadFile(filepath.Join(dir, v+".tokenizer.json"))
@@ -48,9 +58,10 @@ func loadBPEVariants(t testing.TB) map[string]*BPE {
 // TestBPEHuggingFaceCases compares everything an Encoding holds, and the
 // decoded text, with what the HuggingFace library gave for hard cases and
 // random inputs. RoBERTa's cases are checked again with the tokenizer built
-// from the slow files. BPE_CASES names another file of such cases.
+// from the slow files. BPE_CASES names another file of such cases for the
+// same tokenizers; BPE_FIXTURE another fixture folder.
 func TestBPEHuggingFaceCases(t *testing.T) {
-	path := filepath.Join("testdata", "bpe", "cases.jsonl")
+	path := filepath.Join(bpeFixture(), "cases.jsonl")
 	if p := os.Getenv("BPE_CASES"); p != "" {
 		path = p
 	}

@@ -139,8 +139,26 @@ function train(text, vocabSize, specials) {
   return { vocab, merges };
 }
 
+// The vocabulary of the merges of a real model (MERGES=path of its
+// merges.txt): the specials, the 256 byte characters, then each merge's
+// result. GPT-2's and RoBERTa's vocabularies hold exactly these entries
+// (in another order), so the tokens are theirs; the ids are not.
+function fromMerges(file, specials) {
+  const vocab = {};
+  for (const s of specials) vocab[s] = Object.keys(vocab).length;
+  for (const c of hf.byteLevelAlphabet().sort()) vocab[c] = Object.keys(vocab).length;
+  const merges = [];
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (line.startsWith('#version') || line === '') continue;
+    const [a, b] = line.split(' ');
+    merges.push([a, b]);
+    if (!(a + b in vocab)) vocab[a + b] = Object.keys(vocab).length;
+  }
+  return { vocab, merges };
+}
+
 const specials = ['<s>', '<pad>', '</s>', '<unk>'];
-const { vocab, merges } = train(training, 1000, specials);
+const { vocab, merges } = process.env.MERGES ? fromMerges(process.env.MERGES, specials) : train(training, 1000, specials);
 vocab['<mask>'] = Object.keys(vocab).length;
 fs.writeFileSync(path.join(out, 'vocab.json'), JSON.stringify(vocab) + '\n');
 fs.writeFileSync(path.join(out, 'merges.txt'), '#version: 0.2\n' + merges.map((m) => m.join(' ')).join('\n') + '\n');
