@@ -81,7 +81,7 @@ func LoadBPEFiles(vocabJSON, mergesTxt []byte, o BPEOptions) (*BPE, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", BPEMergesFile, err)
 	}
-	t, err := newBPE(vocab, merges, "merges.txt")
+	t, err := newBPE(vocab, merges)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", BPEMergesFile, err)
 	}
@@ -107,7 +107,7 @@ func LoadBPEFiles(vocabJSON, mergesTxt []byte, o BPEOptions) (*BPE, error) {
 		{"cls_token", o.ClsToken, false}, {"pad_token", o.PadToken, false}, {"sep_token", o.SepToken, false},
 		{"unk_token", o.UnkToken, false}, {"mask_token", o.MaskToken, o.MaskLStrip},
 	} {
-		if _, dup := t.TokenID(s.name); dup && t.isAdded(s.name) {
+		if t.isAdded(s.name) { // one token named twice (cls and sep alike)
 			continue
 		}
 		id, err := idOf(s.key, s.name)
@@ -288,9 +288,8 @@ func (t *BPE) finish(o BPEOptions) {
 	t.cache = &bpeCache{m: make(map[string][]bpeSym)}
 }
 
-// newBPE builds the model from a vocabulary and merges (pairs of entries);
-// where names the merges in messages.
-func newBPE(vocab map[string]int, merges [][2]string, where string) (*BPE, error) {
+// newBPE builds the model from a vocabulary and merges (pairs of entries).
+func newBPE(vocab map[string]int, merges [][2]string) (*BPE, error) {
 	t := &BPE{ids: vocab, unk: -1, merges: make(map[uint64]bpeMerge, len(merges))}
 	size := 0
 	for _, id := range vocab {
@@ -317,11 +316,11 @@ func newBPE(vocab map[string]int, merges [][2]string, where string) (*BPE, error
 		c, okC := vocab[m[0]+m[1]]
 		switch {
 		case !okA:
-			return nil, fmt.Errorf("%s %d: %q is not in the vocabulary", where, i+1, m[0])
+			return nil, fmt.Errorf("merge %d: %q is not in the vocabulary", i+1, m[0])
 		case !okB:
-			return nil, fmt.Errorf("%s %d: %q is not in the vocabulary", where, i+1, m[1])
+			return nil, fmt.Errorf("merge %d: %q is not in the vocabulary", i+1, m[1])
 		case !okC:
-			return nil, fmt.Errorf("%s %d: the merged %q is not in the vocabulary", where, i+1, m[0]+m[1])
+			return nil, fmt.Errorf("merge %d: the merged %q is not in the vocabulary", i+1, m[0]+m[1])
 		}
 		// A pair listed twice keeps its last rank, as in HuggingFace.
 		t.merges[pairKey(int32(a), int32(b))] = bpeMerge{int32(i), int32(c)}
@@ -618,7 +617,7 @@ func parseBPEModel(raw json.RawMessage) (*BPE, error) {
 			return nil, fmt.Errorf("merges: %w", err)
 		}
 	}
-	t, err := newBPE(vocab, merges, "merges")
+	t, err := newBPE(vocab, merges)
 	if err != nil {
 		return nil, err
 	}

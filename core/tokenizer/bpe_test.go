@@ -184,8 +184,8 @@ func TestLoadBPEErrors(t *testing.T) {
 		{"suffix", `"end_of_word_suffix": ""`, `"end_of_word_suffix": "</w>"`, "model: end_of_word_suffix"},
 		{"byte fallback", `"byte_fallback": false`, `"byte_fallback": true`, "model: byte_fallback"},
 		{"unk", `"unk_token": null`, `"unk_token": "<unk>"`, `model: unk_token "<unk>"`},
-		{"merge", `[["a", "b"]]`, `[["a", "c"]]`, `model: merges 1: "c" is not in the vocabulary`},
-		{"merged", `"ab": 2,`, `"ba": 2,`, `model: merges 1: the merged "ab"`},
+		{"merge", `[["a", "b"]]`, `[["a", "c"]]`, `model: merge 1: "c" is not in the vocabulary`},
+		{"merged", `"ab": 2,`, `"ba": 2,`, `model: merge 1: the merged "ab"`},
 		{"merge shape", `[["a", "b"]]`, `[["a", "b", "c"]]`, "model: merges: [0]: neither"},
 		{"merge string", `[["a", "b"]]`, `["a b c"]`, "model: merges: [0]"},
 		{"negative id", `"b": 1,`, `"b": -1,`, `model: vocab: entry "b": id -1`},
@@ -376,7 +376,7 @@ func TestLoadBPEFilesErrors(t *testing.T) {
 		{"vocab syntax", "{\n\"a\": 0,\n\"b\" 1}", "a b\n", "tokenizer vocab.json: line 3, column 5"},
 		{"vocab not object", "[]", "", "tokenizer vocab.json: not a JSON object"},
 		{"merge line", `{"a": 0, "b": 1, "ab": 2}`, "#version: 0.2\na b\nab\n", "tokenizer merges.txt: line 3"},
-		{"merge vocab", `{"a": 0, "b": 1}`, "a b\n", `tokenizer merges.txt: merges.txt 1: the merged "ab" is not in the vocabulary`},
+		{"merge vocab", `{"a": 0, "b": 1}`, "a b\n", `tokenizer merges.txt: merge 1: the merged "ab" is not in the vocabulary`},
 		{"empty special", `{"a": 0}`, "", "cls_token is empty"},
 	} {
 		o := RobertaOptions()
