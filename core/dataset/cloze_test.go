@@ -39,22 +39,26 @@ func TestParseCloze(t *testing.T) {
 }
 
 // The model card's everyday sentences parse: 40 of them, each with acceptable words.
-func TestEverydayCloze(t *testing.T) {
-	f, err := os.Open("../../tinydata/cloze/everyday.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cs, err := ParseCloze(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cs) != 40 {
-		t.Errorf("%d sentences, want 40", len(cs))
-	}
-	for _, c := range cs {
-		if len(c.Accept) == 0 {
-			t.Errorf("%q has no acceptable words", c.Text)
+// TestClozeFiles parses the committed cloze sets (issue 25: 60 everyday sentences, 40 simple
+// facts), each sentence with acceptable words.
+func TestClozeFiles(t *testing.T) {
+	for file, want := range map[string]int{"everyday.tsv": 60, "facts.tsv": 40} {
+		f, err := os.Open("../../tinydata/cloze/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := ParseCloze(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if len(cs) != want {
+			t.Errorf("%s: %d sentences, want %d", file, len(cs), want)
+		}
+		for _, c := range cs {
+			if len(c.Accept) == 0 {
+				t.Errorf("%s: %q has no acceptable words", file, c.Text)
+			}
 		}
 	}
 }
