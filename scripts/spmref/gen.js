@@ -16,6 +16,17 @@ const [trainFile, charsmapFile, outDir, seedArg, countArg] = process.argv.slice(
 const charsmapB64 = fs.readFileSync(charsmapFile).toString('base64');
 const PLACEHOLDER = '@nmt_nfkc.bin';
 
+// The trainer is not deterministic (threads): the variants are made once and
+// read back from OUTDIR when they are there, so that new cases fit them.
+const names0 = ['albert', 'deberta', 'bytes', 'never'];
+let variants = {};
+if (names0.every(n => fs.existsSync(path.join(outDir, n + '.json')))) {
+  for (const n of names0) variants[n] = JSON.parse(fs.readFileSync(path.join(outDir, n + '.json'), 'utf8'));
+} else {
+  variants = makeVariants();
+}
+
+function makeVariants() {
 // 1. Train on lowercased text; keep the 2,000 best pieces and every
 // single-character one.
 const tmpTrain = path.join(require('os').tmpdir(), 'spmref-train.txt');
@@ -90,6 +101,9 @@ variants.never = file(
   [added(0, '<unk>'), added(1, '[CLS]'), added(2, '[SEP]'), added(3, '[MASK]', { lstrip: true, rstrip: true })],
   null, meta('never', true), template('[CLS]', '[SEP]', 1, 2),
   [['<unk>', 0], ['[CLS]', 0], ['[SEP]', 0], ['[MASK]', 0], ...trained.slice(0, 800)], 0, false);
+
+  return variants;
+}
 
 fs.mkdirSync(outDir, { recursive: true });
 const toks = {};

@@ -120,6 +120,17 @@ func TestHuggingFaceParity(t *testing.T) {
 		got.Decoded = tk.Decode(ids, true)
 		if !reflect.DeepEqual(got, c) {
 			fails++
+			if os.Getenv("SPM_DIFF") != "" {
+				var fs []string
+				gv, wv := reflect.ValueOf(got), reflect.ValueOf(c)
+				for k := 0; k < gv.NumField(); k++ {
+					if !reflect.DeepEqual(gv.Field(k).Interface(), wv.Field(k).Interface()) {
+						fs = append(fs, gv.Type().Field(k).Name)
+					}
+				}
+				t.Logf("case %d %s maxLen %d pair %v: %v %q", i, c.V, c.MaxLen, c.B != nil, fs, c.A)
+				continue
+			}
 			if fails <= 10 {
 				gj, _ := json.Marshal(got)
 				wj, _ := json.Marshal(c)

@@ -117,12 +117,20 @@ func (t *Tokenizer) init() error {
 // code point offsets into text. Word is the index of the pre-tokenizer's
 // split the token came from.
 func (t *Tokenizer) Tokenize(text string) ([]tokenizer.Token, error) {
+	ts, _, err := t.tokenize(text)
+	return ts, err
+}
+
+// tokenize is Tokenize, also marking the added tokens matched in text.
+func (t *Tokenizer) tokenize(text string) ([]tokenizer.Token, []bool, error) {
 	var out []tokenizer.Token
+	var added []bool
 	word := 0
 	for _, sp := range t.splitAdded(text) {
 		if sp.added >= 0 {
 			a := t.added[sp.added]
 			out = append(out, tokenizer.Token{Text: a.Content, ID: a.ID, Start: sp.s, End: sp.e, Word: word})
+			added = append(added, true)
 			word++
 			continue
 		}
@@ -132,18 +140,19 @@ func (t *Tokenizer) Tokenize(text string) ([]tokenizer.Token, error) {
 			// Byte offsets of s to characters of w.
 			ps, err := t.model.Segment(s)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ci := charIndex(s)
 			for _, p := range ps {
 				a, b := w[ci[p.s]], w[ci[p.e]-1]
 				out = append(out, tokenizer.Token{Text: t.model.Piece(p.id), ID: p.id, Start: a.s, End: b.e, Word: word})
+				added = append(added, false)
 			}
 			word++
 		}
 	}
 	setCharOffsets(text, out)
-	return out, nil
+	return out, added, nil
 }
 
 // charIndex maps each byte offset of s (and len(s)) to the index of the
@@ -273,7 +282,13 @@ func (t *Tokenizer) splitAdded(text string) []split {
 	return out
 }
 
-func isWordChar(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+// isWordChar is Rust regex's Unicode \w, which HuggingFace's single_word
+// check uses: Alphabetic, marks, decimal digits, connector punctuation and
+// the join controls.
+func isWordChar(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.In(r, unicode.Nl, unicode.Other_Alphabetic, unicode.Nd, unicode.Pc) ||
+		r == '\u200c' || r == '\u200d'
+}
 
 // Encode tokenizes text and lays it out with the single-sequence template
 // (ALBERT's "[CLS] A [SEP]"). When maxLen > 0 tokens at the end of text are
@@ -300,11 +315,11 @@ func (t *Tokenizer) Encode(text string, maxLen int) (tokenizer.Encoding, error) 
 // "[CLS] A [SEP] B [SEP]"). When maxLen > 0 tokens are dropped from the end
 // of the longer text first (longest_first truncation).
 func (t *Tokenizer) EncodePair(textA, textB string, maxLen int) (tokenizer.Encoding, error) {
-	a, err := t.Tokenize(textA)
+	a, addedA, err := t.tokenize(textA)
 	if err != nil {
 		return tokenizer.Encoding{}, fmt.Errorf("first text: %w", err)
 	}
-	b, err := t.Tokenize(textB)
+	b, addedB, err := t.tokenize(textB)
 	if err != nil {
 		return tokenizer.Encoding{}, fmt.Errorf("second text: %w", err)
 	}
@@ -317,7 +332,7 @@ func (t *Tokenizer) EncodePair(textA, textB string, maxLen int) (tokenizer.Encod
 		if len(a)+len(b) > maxLen-extra {
 			// What tokenizers 0.23 keeps of each text before truncating
 			// the pair decides which one is longer.
-			na, nb := longestFirst(t.wordCut(a, maxLen), t.wordCut(b, maxLen), maxLen-extra)
+			na, nb := longestFirst(wordCut(a, addedA, maxLen), wordCut(b, addedB, maxLen), maxLen-extra)
 			a, b, truncated = a[:na], b[:nb], true
 		}
 	}
@@ -328,7 +343,7 @@ func (t *Tokenizer) EncodePair(textA, textB string, maxLen int) (tokenizer.Encod
 // truncates a pair: it adds word after word and stops once it holds limit
 // tokens or more, checking after the words of the text but not after added
 // tokens written in it.
-func (t *Tokenizer) wordCut(ts []tokenizer.Token, limit int) int {
+func wordCut(ts []tokenizer.Token, added []bool, limit int) int {
 	total := 0
 	for i := 0; i < len(ts); {
 		j := i + 1
@@ -336,7 +351,7 @@ func (t *Tokenizer) wordCut(ts []tokenizer.Token, limit int) int {
 			j++
 		}
 		total += j - i
-		if !t.isAdded(ts[i].ID) && total >= limit {
+		if !added[i] && total >= limit {
 			return j
 		}
 		i = j
