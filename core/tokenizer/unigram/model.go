@@ -135,6 +135,9 @@ func (m *Model) Segment(s string) ([]piece, error) {
 		}
 		end = n.from
 	}
+	if len(rev) == 0 {
+		return nil, nil
+	}
 	out := make([]piece, 0, len(rev))
 	for i := len(rev) - 1; i >= 0; i-- {
 		p := rev[i]
