@@ -32,10 +32,11 @@
 //     is older than the Rust library's: a mark that is new in Unicode 16/17
 //     (e.g. U+1AD1) does not join the cluster before it here, which can move
 //     an offset by one character where the charsmap maps that cluster;
-//   - NFC/NFD/NFKC/NFKD come from golang.org/x/text (its Unicode version,
-//     newer than the Rust library's for some characters, e.g. U+107A5), with
-//     offsets aligned per normalisation segment rather than per character;
-//     ALBERT and DeBERTa use the Precompiled charsmap, not these;
+//   - NFC/NFD/NFKC/NFKD use golang.org/x/text's tables (with HuggingFace's
+//     alignment rules), whose Unicode version is newer than the Rust
+//     library's: characters added since (e.g. U+107A5, Unicode 14) are
+//     mapped here and left alone there; ALBERT and DeBERTa use the
+//     Precompiled charsmap, not these;
 //   - Encoding.Tokens holds vocabulary pieces, where HuggingFace writes the
 //     original text for an unknown piece and for an added token with the
 //     whitespace it stripped;

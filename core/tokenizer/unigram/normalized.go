@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
 	"golang.org/x/text/unicode/norm"
@@ -227,10 +228,12 @@ func (p precompiled) normalize(cs []nchar) []nchar {
 	return transform(cs, ch, 0, nchar{}, false)
 }
 
-// unicodeForm is the NFC/NFD/NFKC/NFKD normalisers through x/text. Alignment
-// is kept per normalisation segment: a segment that grows has its extra
-// characters aligned to its last original one, one that shrinks loses the
-// alignment of its last characters (HuggingFace aligns per character).
+// unicodeForm is the NFC/NFD/NFKC/NFKD normalisers, with x/text's tables
+// and the alignments HuggingFace's unicode-normalization-alignments gives:
+// each character decomposes into its first character (replacing it) and
+// inserted ones; canonical reordering moves characters but not the
+// alignments, which stay in place; a composition replaces the starter and
+// removes the mark.
 type unicodeForm struct{ f norm.Form }
 
 func (u unicodeForm) normalize(cs []nchar) []nchar {
@@ -238,28 +241,58 @@ func (u unicodeForm) normalize(cs []nchar) []nchar {
 	if u.f.IsNormalString(s) {
 		return cs
 	}
-	return transformSegments(cs, u.f, s)
+	decomp := norm.NFD
+	if u.f == norm.NFKC || u.f == norm.NFKD {
+		decomp = norm.NFKD
+	}
+	var d []change
+	for _, c := range cs {
+		for k, r := range decomp.String(string(c.r)) {
+			d = append(d, change{r, min(k, 1)})
+		}
+	}
+	// Canonical ordering: stable sort of each run of non-starters by
+	// combining class; the changes stay where they are.
+	ccc := func(r rune) uint8 { return norm.NFD.PropertiesString(string(r)).CCC() }
+	for i := 1; i < len(d); i++ {
+		for j := i; j > 0; j-- {
+			a, b := ccc(d[j-1].r), ccc(d[j].r)
+			if a == 0 || b == 0 || a <= b {
+				break
+			}
+			d[j-1].r, d[j].r = d[j].r, d[j-1].r
+		}
+	}
+	if u.f == norm.NFC || u.f == norm.NFKC {
+		d = compose(d, ccc)
+	}
+	return transform(cs, d, 0, nchar{}, false)
 }
 
-// transformSegments normalises s segment by segment of its original
-// characters.
-func transformSegments(cs []nchar, f norm.Form, s string) []nchar {
-	out := make([]nchar, 0, len(cs))
-	i := 0 // index into cs
-	for p := 0; p < len(s); {
-		n := f.NextBoundaryInString(s[p:], true)
-		if n <= 0 {
-			n = len(s) - p
+// compose is canonical composition over decomposed characters: a character
+// that composes with the last starter (not blocked by one of equal or higher
+// class between them) merges into it, the composite then also removing the
+// character's own original.
+func compose(d []change, ccc func(rune) uint8) []change {
+	out := d[:0:0]
+	starter := -1
+	var last uint8
+	for _, c := range d {
+		cc := ccc(c.r)
+		if starter >= 0 && (len(out)-1 == starter || (last != 0 && last < cc)) {
+			if p := norm.NFC.String(string(out[starter].r) + string(c.r)); utf8.RuneCountInString(p) == 1 {
+				r, _ := utf8.DecodeRuneInString(p)
+				out[starter].r = r
+				out[starter].c += c.c - 1
+				continue
+			}
 		}
-		seg := s[p : p+n]
-		orig := cs[i : i+len([]rune(seg))]
-		rs := []rune(f.String(seg))
-		for k, r := range rs {
-			o := orig[min(k, len(orig)-1)]
-			out = append(out, nchar{r, o.s, o.e})
+		if cc == 0 {
+			starter, last = len(out), 0
+		} else {
+			last = cc
 		}
-		i += len(orig)
-		p += n
+		out = append(out, c)
 	}
 	return out
 }
