@@ -16,28 +16,29 @@ const [trainFile, charsmapFile, outDir, seedArg, countArg] = process.argv.slice(
 const charsmapB64 = fs.readFileSync(charsmapFile).toString('base64');
 const PLACEHOLDER = '@nmt_nfkc.bin';
 
-// The trainer is not deterministic (threads): the variants are made once and
-// read back from OUTDIR when they are there, so that new cases fit them.
-const names0 = ['albert', 'deberta', 'bytes', 'never'];
-let variants = {};
-if (names0.every(n => fs.existsSync(path.join(outDir, n + '.json')))) {
-  for (const n of names0) variants[n] = JSON.parse(fs.readFileSync(path.join(outDir, n + '.json'), 'utf8'));
+// The trainer is not deterministic (threads): when OUTDIR already holds
+// albert.json, its pieces are reused, so that new cases fit the committed
+// models.
+let trained;
+if (fs.existsSync(path.join(outDir, 'albert.json'))) {
+  trained = JSON.parse(fs.readFileSync(path.join(outDir, 'albert.json'), 'utf8')).model.vocab.slice(5);
 } else {
-  variants = makeVariants();
+  trained = train();
 }
 
-function makeVariants() {
-// 1. Train on lowercased text; keep the 2,000 best pieces and every
+// Trains on lowercased text; keeps the 2,000 best pieces and every
 // single-character one.
-const tmpTrain = path.join(require('os').tmpdir(), 'spmref-train.txt');
-fs.writeFileSync(tmpTrain, fs.readFileSync(trainFile, 'utf8').slice(0, 300000).toLowerCase());
-const trainer = new Tokenizer(Unigram.empty());
-trainer.setPreTokenizer(metaspacePreTokenizer());
-trainer.train([tmpTrain]);
-const tmpJSON = path.join(require('os').tmpdir(), 'spmref-trained.json');
-trainer.save(tmpJSON);
-const trained = JSON.parse(fs.readFileSync(tmpJSON, 'utf8')).model.vocab
-  .filter(([p], i) => i < 2000 || [...p].length === 1);
+function train() {
+  const tmpTrain = path.join(require('os').tmpdir(), 'spmref-train.txt');
+  fs.writeFileSync(tmpTrain, fs.readFileSync(trainFile, 'utf8').slice(0, 300000).toLowerCase());
+  const trainer = new Tokenizer(Unigram.empty());
+  trainer.setPreTokenizer(metaspacePreTokenizer());
+  trainer.train([tmpTrain]);
+  const tmpJSON = path.join(require('os').tmpdir(), 'spmref-trained.json');
+  trainer.save(tmpJSON);
+  return JSON.parse(fs.readFileSync(tmpJSON, 'utf8')).model.vocab
+    .filter(([p], i) => i < 2000 || [...p].length === 1);
+}
 
 function added(id, content, extra) {
   return Object.assign({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }, extra || {});
@@ -66,6 +67,7 @@ function file(added_tokens, normalizer, pre, post, vocab, unk, byteFallback) {
   };
 }
 
+function makeVariants(trained) {
 const variants = {};
 // ALBERT (transformers' AlbertConverter, do_lower_case, keep_accents=False
 // without NFKD: the charsmap does the accents' composition).
@@ -77,10 +79,14 @@ variants.albert = file(
     { type: 'Lowercase' }, precompiled, squeeze] },
   meta('always', true), template('[CLS]', '[SEP]', 2, 3),
   [['<pad>', 0], ['<unk>', 0], ['[CLS]', 0], ['[SEP]', 0], ['[MASK]', 0], ...trained], 1, false);
-// DeBERTa-v3 (DebertaV2Converter, cased): [MASK] is the last id.
+// ALBERT as released (keep_accents=False): NFKD and StripAccents first.
+variants.albert_accents = JSON.parse(JSON.stringify(variants.albert));
+variants.albert_accents.normalizer.normalizers.splice(2, 0, { type: 'NFKD' }, { type: 'StripAccents' });
+// DeBERTa-v3 (DebertaV2Converter, cased): [MASK] is an added token after the
+// pieces (128000 in the real model), not a piece.
 {
-  const vocab = [['[PAD]', 0], ['[CLS]', 0], ['[SEP]', 0], ['[UNK]', 0], ...trained, ['[MASK]', 0]];
-  const mask = vocab.length - 1;
+  const vocab = [['[PAD]', 0], ['[CLS]', 0], ['[SEP]', 0], ['[UNK]', 0], ...trained];
+  const mask = vocab.length;
   variants.deberta = file(
     [added(0, '[PAD]'), added(1, '[CLS]'), added(2, '[SEP]'), added(3, '[UNK]'), added(mask, '[MASK]')],
     { type: 'Sequence', normalizers: [{ type: 'Strip', strip_left: true, strip_right: true }, precompiled, squeeze] },
@@ -105,6 +111,7 @@ variants.never = file(
   return variants;
 }
 
+const variants = makeVariants(trained);
 fs.mkdirSync(outDir, { recursive: true });
 const toks = {};
 for (const [name, json] of Object.entries(variants)) {

@@ -32,7 +32,7 @@ func FuzzEncode(f *testing.F) {
 		f.Add(s, "pair text", 0)
 	}
 	toks := map[string]*Tokenizer{}
-	for _, v := range []string{"albert", "deberta", "bytes", "never"} {
+	for _, v := range []string{"albert", "albert_accents", "deberta", "bytes", "never"} {
 		toks[v] = loadVariant(f, v)
 	}
 	f.Fuzz(func(t *testing.T, a, b string, maxLen int) {

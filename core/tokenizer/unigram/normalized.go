@@ -297,13 +297,14 @@ func compose(d []change, ccc func(rune) uint8) []change {
 	return out
 }
 
-// stripAccents drops nonspacing marks (HuggingFace's StripAccents).
+// stripAccents drops combining marks, Mn, Mc and Me (HuggingFace's
+// StripAccents); the characters kept keep their alignments.
 type stripAccents struct{}
 
 func (stripAccents) normalize(cs []nchar) []nchar {
 	out := cs[:0:0]
 	for _, c := range cs {
-		if !unicode.Is(unicode.Mn, c.r) {
+		if !unicode.IsMark(c.r) {
 			out = append(out, c)
 		}
 	}

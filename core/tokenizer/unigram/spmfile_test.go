@@ -50,7 +50,7 @@ func protoFromJSON(t *testing.T, name string, charsmap bool) *ModelProto {
 }
 
 func TestModelProtoRoundTrip(t *testing.T) {
-	for _, name := range []string{"albert", "deberta", "bytes", "never"} {
+	for _, name := range []string{"albert", "albert_accents", "deberta", "bytes", "never"} {
 		m := protoFromJSON(t, name, true)
 		got, err := ParseModelProto(m.Marshal())
 		if err != nil {
@@ -72,7 +72,8 @@ func TestModelFileParity(t *testing.T) {
 		opts    ModelOptions
 	}{
 		{"albert", ModelOptions{Family: FamilyALBERT, DoLowerCase: true, KeepAccents: true}},
-		{"deberta", ModelOptions{Family: FamilyDeBERTaV2}},
+		{"albert_accents", ModelOptions{Family: FamilyALBERT, DoLowerCase: true}},
+		{"deberta", ModelOptions{Family: FamilyDeBERTaV2, AppendMask: true}},
 	}
 	cases := readCases(t, filepath.Join("testdata", "cases.jsonl"))
 	for _, tt := range tests {
