@@ -28,15 +28,16 @@
 // of the double-array trie that it starts with.
 //
 // Where this package and tokenizers 0.23.2 are known to differ:
-//   - grapheme clusters come from github.com/rivo/uniseg, whose Unicode version
-//     is older than the Rust library's: a mark that is new in Unicode 16/17
-//     (e.g. U+1AD1) does not join the cluster before it here, which can move
-//     an offset by one character where the charsmap maps that cluster;
-//   - NFC/NFD/NFKC/NFKD use golang.org/x/text's tables (with HuggingFace's
-//     alignment rules), whose Unicode version is newer than the Rust
-//     library's: characters added since (e.g. U+107A5, Unicode 14) are
-//     mapped here and left alone there; ALBERT and DeBERTa use the
-//     Precompiled charsmap, not these;
+//   - grapheme clusters come from github.com/rivo/uniseg (Unicode 15), while
+//     the Rust library's segmentation knows marks new in Unicode 16/17 (e.g.
+//     U+1AD1): such a mark does not join the cluster before it here, which
+//     can move an offset by one character where the charsmap maps that
+//     cluster;
+//   - NFC/NFD/NFKC/NFKD use golang.org/x/text with hftables.go, generated
+//     from the library's answers for every code point (maketables.go), where
+//     the library's older tables decompose, order or strip differently; new
+//     compositions (none between Unicode 9 and 15 among characters the
+//     library decomposes) are x/text's;
 //   - Encoding.Tokens holds vocabulary pieces, where HuggingFace writes the
 //     original text for an unknown piece and for an added token with the
 //     whitespace it stripped;

@@ -2,6 +2,7 @@ package unigram
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -237,23 +238,36 @@ func (p precompiled) normalize(cs []nchar) []nchar {
 type unicodeForm struct{ f norm.Form }
 
 func (u unicodeForm) normalize(cs []nchar) []nchar {
+	decomp, table := norm.NFD, hfNFD
+	if u.f == norm.NFKC || u.f == norm.NFKD {
+		decomp, table = norm.NFKD, hfNFKD
+	}
 	s := nstring(cs)
 	if u.f.IsNormalString(s) {
-		return cs
-	}
-	decomp := norm.NFD
-	if u.f == norm.NFKC || u.f == norm.NFKD {
-		decomp = norm.NFKD
+		known := true
+		for _, c := range cs {
+			if _, ok := table[c.r]; ok {
+				known = false
+				break
+			}
+		}
+		if known {
+			return cs
+		}
 	}
 	var d []change
 	for _, c := range cs {
-		for k, r := range decomp.String(string(c.r)) {
+		dc, ok := table[c.r]
+		if !ok {
+			dc = decomp.String(string(c.r))
+		}
+		for k, r := range dc {
 			d = append(d, change{r, min(k, 1)})
 		}
 	}
 	// Canonical ordering: stable sort of each run of non-starters by
 	// combining class; the changes stay where they are.
-	ccc := func(r rune) uint8 { return norm.NFD.PropertiesString(string(r)).CCC() }
+	ccc := hfCCC
 	for i := 1; i < len(d); i++ {
 		for j := i; j > 0; j-- {
 			a, b := ccc(d[j-1].r), ccc(d[j].r)
@@ -267,6 +281,24 @@ func (u unicodeForm) normalize(cs []nchar) []nchar {
 		d = compose(d, ccc)
 	}
 	return transform(cs, d, 0, nchar{}, false)
+}
+
+// hfCCC is the canonical combining class as the library's tables have it:
+// characters newer than them are starters there.
+func hfCCC(r rune) uint8 {
+	c := norm.NFD.PropertiesString(string(r)).CCC()
+	if inSorted(hfCombiningFlip, r) {
+		if c != 0 {
+			return 0
+		}
+		return 230
+	}
+	return c
+}
+
+func inSorted(rs []rune, r rune) bool {
+	i, ok := slices.BinarySearch(rs, r)
+	return ok && i >= 0
 }
 
 // compose is canonical composition over decomposed characters: a character
@@ -297,14 +329,15 @@ func compose(d []change, ccc func(rune) uint8) []change {
 	return out
 }
 
-// stripAccents drops combining marks, Mn, Mc and Me (HuggingFace's
-// StripAccents); the characters kept keep their alignments.
+// stripAccents drops combining marks, Mn, Mc and Me of the library's
+// Unicode version (HuggingFace's StripAccents); the characters kept keep
+// their alignments.
 type stripAccents struct{}
 
 func (stripAccents) normalize(cs []nchar) []nchar {
 	out := cs[:0:0]
 	for _, c := range cs {
-		if !unicode.IsMark(c.r) {
+		if unicode.IsMark(c.r) == inSorted(hfMarkFlip, c.r) {
 			out = append(out, c)
 		}
 	}
