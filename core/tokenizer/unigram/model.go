@@ -20,7 +20,25 @@ type Model struct {
 	byteFallback bool
 	byteIDs      [256]int // -1 where the byte piece is absent
 	minScore     float64
-	maxPieceLen  int
+	// trie holds the pieces byte by byte: edges maps node<<8|byte to the
+	// child node, and leaf[node] is the id of the piece ending there or -1.
+	edges map[uint64]int32
+	leaf  []int32
+}
+
+func (m *Model) addToTrie(p string, id int) {
+	node := int32(0)
+	for i := 0; i < len(p); i++ {
+		k := uint64(node)<<8 | uint64(p[i])
+		child, ok := m.edges[k]
+		if !ok {
+			child = int32(len(m.leaf))
+			m.leaf = append(m.leaf, -1)
+			m.edges[k] = child
+		}
+		node = child
+	}
+	m.leaf[node] = int32(id)
 }
 
 // NewModel makes a Unigram model from pieces and their scores. unk is the id
@@ -37,16 +55,17 @@ func NewModel(pieces []string, scores []float64, unk int, byteFallback bool) (*M
 	if unk >= len(pieces) || unk < -1 {
 		return nil, fmt.Errorf("unigram: unk_id %d out of range [0, %d)", unk, len(pieces))
 	}
-	m := &Model{pieces: pieces, scores: scores, ids: make(map[string]int, len(pieces)), unk: unk, byteFallback: byteFallback, minScore: math.Inf(1)}
+	m := &Model{pieces: pieces, scores: scores, ids: make(map[string]int, len(pieces)), unk: unk, byteFallback: byteFallback, minScore: math.Inf(1),
+		edges: make(map[uint64]int32, len(pieces)), leaf: []int32{-1}}
 	for i, p := range pieces {
-		if _, dup := m.ids[p]; !dup {
-			m.ids[p] = i
-		}
+		// A piece listed twice is the last one, as in HuggingFace's
+		// token_to_ids.
+		m.ids[p] = i
+		m.addToTrie(p, i)
 		if math.IsNaN(scores[i]) {
 			return nil, fmt.Errorf("unigram: piece %d %q: score is NaN", i, p)
 		}
 		m.minScore = min(m.minScore, scores[i])
-		m.maxPieceLen = max(m.maxPieceLen, len(p))
 	}
 	for b := range m.byteIDs {
 		m.byteIDs[b] = -1
@@ -101,9 +120,15 @@ func (m *Model) Segment(s string) ([]piece, error) {
 		_, mblen := utf8.DecodeRuneInString(s[at:])
 		here := nodes[at].score
 		single := false
-		for l := 1; l <= m.maxPieceLen && at+l <= len(s); l++ {
-			id, ok := m.ids[s[at:at+l]]
+		node := int32(0)
+		for l := 1; at+l <= len(s); l++ {
+			child, ok := m.edges[uint64(node)<<8|uint64(s[at+l-1])]
 			if !ok {
+				break
+			}
+			node = child
+			id := int(m.leaf[node])
+			if id < 0 {
 				continue
 			}
 			t := &nodes[at+l]

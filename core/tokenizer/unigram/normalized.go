@@ -203,9 +203,10 @@ func (p precompiled) normalize(cs []nchar) []nchar {
 			}
 		}
 	}
-	g := uniseg.NewGraphemes(s)
-	for g.Next() {
-		gr := g.Str()
+	state := -1
+	for rest := s; rest != ""; {
+		var gr string
+		gr, rest, _, state = uniseg.FirstGraphemeClusterInString(rest, state)
 		if len(gr) < 6 {
 			if repl, ok := p.m.Transform(gr); ok {
 				modified = true

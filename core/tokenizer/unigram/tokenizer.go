@@ -123,8 +123,8 @@ func (t *Tokenizer) Tokenize(text string) ([]tokenizer.Token, error) {
 
 // tokenize is Tokenize, also marking the added tokens matched in text.
 func (t *Tokenizer) tokenize(text string) ([]tokenizer.Token, []bool, error) {
-	var out []tokenizer.Token
-	var added []bool
+	out := make([]tokenizer.Token, 0, len(text)/4+4)
+	added := make([]bool, 0, len(text)/4+4)
 	word := 0
 	for _, sp := range t.splitAdded(text) {
 		if sp.added >= 0 {
@@ -173,10 +173,24 @@ func charIndex(s string) []int {
 }
 
 func setCharOffsets(text string, ts []tokenizer.Token) {
+	var c runeCounter
 	for i := range ts {
-		ts[i].CharStart = utf8.RuneCountInString(text[:ts[i].Start])
-		ts[i].CharEnd = ts[i].CharStart + utf8.RuneCountInString(text[ts[i].Start:ts[i].End])
+		ts[i].CharStart = c.at(text, ts[i].Start)
+		ts[i].CharEnd = c.at(text, ts[i].End)
 	}
+}
+
+// runeCounter converts byte offsets into code point offsets, counting on
+// from the previous offset when the next one is not before it.
+type runeCounter struct{ byteAt, runeAt int }
+
+func (c *runeCounter) at(text string, pos int) int {
+	if pos < c.byteAt {
+		c.byteAt, c.runeAt = 0, 0
+	}
+	c.runeAt += utf8.RuneCountInString(text[c.byteAt:pos])
+	c.byteAt = pos
+	return c.runeAt
 }
 
 // preTokenize is Metaspace: spaces to the replacement, the replacement
@@ -392,8 +406,12 @@ func (t *Tokenizer) templateTokens(tpl []TemplatePiece) int {
 }
 
 func (t *Tokenizer) assemble(tpl []TemplatePiece, a, b []tokenizer.Token, truncated bool) tokenizer.Encoding {
-	var e tokenizer.Encoding
-	e.Truncated = truncated
+	n := len(a) + len(b) + len(tpl)
+	e := tokenizer.Encoding{
+		IDs: make([]int, 0, n), TypeIDs: make([]int, 0, n), Tokens: make([]string, 0, n),
+		Offsets: make([][2]int, 0, n), CharOffsets: make([][2]int, 0, n), Special: make([]bool, 0, n),
+		WordIDs: make([]int, 0, n), Truncated: truncated,
+	}
 	for _, p := range tpl {
 		var ts []tokenizer.Token
 		switch p.Seq {

@@ -163,3 +163,14 @@ func TestFromJSONErrors(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkEncode(b *testing.B) {
+	tk := loadVariant(b, "albert")
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog; naïve café, 日本語 😀. ", 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := tk.Encode(text, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
