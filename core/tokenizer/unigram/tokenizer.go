@@ -175,8 +175,14 @@ func charIndex(s string) []int {
 func setCharOffsets(text string, ts []tokenizer.Token) {
 	var c runeCounter
 	for i := range ts {
+		// Starts never decrease; ends may: the byte pieces of a fused
+		// unknown span all share its span.
+		if i > 0 && ts[i].Start == ts[i-1].Start && ts[i].End == ts[i-1].End {
+			ts[i].CharStart, ts[i].CharEnd = ts[i-1].CharStart, ts[i-1].CharEnd
+			continue
+		}
 		ts[i].CharStart = c.at(text, ts[i].Start)
-		ts[i].CharEnd = c.at(text, ts[i].End)
+		ts[i].CharEnd = ts[i].CharStart + utf8.RuneCountInString(text[ts[i].Start:ts[i].End])
 	}
 }
 
