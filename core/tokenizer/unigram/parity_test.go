@@ -30,6 +30,18 @@ func loadVariantJSON(t testing.TB, name string) []byte {
 
 func loadVariant(t testing.TB, name string) *Tokenizer {
 	t.Helper()
+	if name == "spiece" {
+		// The .model made by sentencepiece itself, through the ALBERT recipe.
+		b, err := os.ReadFile(filepath.Join("testdata", "spiece.model"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, err := FromModelFile(b, ModelOptions{Family: FamilyALBERT, DoLowerCase: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
 	tk, err := FromJSON(loadVariantJSON(t, name))
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
