@@ -3,6 +3,7 @@ package unigram
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -65,6 +66,19 @@ type Tokenizer struct {
 
 // Model returns the Unigram model.
 func (t *Tokenizer) Model() *Model { return t.model }
+
+// AddedTokens returns the tokens matched in the raw text before
+// normalisation (the special tokens among them).
+func (t *Tokenizer) AddedTokens() []AddedToken { return slices.Clone(t.added) }
+
+// PreTokenizer returns the Metaspace settings (a zero Replacement: none).
+func (t *Tokenizer) PreTokenizer() Metaspace { return t.meta }
+
+// Template returns the post-processor's templates for one text and for a
+// pair.
+func (t *Tokenizer) Template() (single, pair []TemplatePiece) {
+	return slices.Clone(t.single), slices.Clone(t.pair)
+}
 
 // MaskID returns the id of "[MASK]" (or "<mask>"), or -1.
 func (t *Tokenizer) MaskID() int { return t.maskID }
@@ -448,10 +462,11 @@ func (t *Tokenizer) assemble(tpl []TemplatePiece, a, b []tokenizer.Token, trunca
 	return e
 }
 
-// Decode turns ids back into text: byte pieces are joined into UTF-8 (bytes
-// that do not form it become U+FFFD), the replacement character becomes a
-// space, and the space that prepending added is dropped from the start. With
-// skipSpecial, special added tokens are left out.
+// Decode turns ids back into text: byte pieces <0xNN> of a byte-fallback
+// model are joined into UTF-8 (a run that is not UTF-8 becomes one U+FFFD
+// per piece), the replacement character becomes a space, and the space that
+// prepending added is dropped from the start. With skipSpecial, special added
+// tokens are left out.
 func (t *Tokenizer) Decode(ids []int, skipSpecial bool) string {
 	var b strings.Builder
 	var pending []byte
