@@ -112,7 +112,7 @@ bench-go:
 # Short runs of every fuzz target (seed corpora live in testdata/fuzz/ and run in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./core/hf ./core/tokenizer ./core/bert ./core/train ./tinydata ./internal/tinydatabuild ./api; do \
+	@for pkg in $$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=build '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test $$pkg -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) || exit 1; done; done
 
