@@ -183,7 +183,7 @@ func (t *BPE) EncodePair(a, b string, maxLen int) (Encoding, error) {
 	ta, tb := t.Tokenize(a), t.Tokenize(b)
 	truncated := false
 	if maxLen > 0 && len(ta)+len(tb) > maxLen-n {
-		na, nb := longestFirst(wordCut(ta, maxLen), wordCut(tb, maxLen), maxLen-n)
+		na, nb := LongestFirst(wordCut(ta, maxLen), wordCut(tb, maxLen), maxLen-n)
 		ta, tb, truncated = ta[:na], tb[:nb], true
 	}
 	return t.assemble(a, b, ta, tb, true, truncated), nil

@@ -182,7 +182,7 @@ func (t *Tokenizer) EncodePair(a, b string, maxLen int) (Encoding, error) {
 	if maxLen > 0 && len(ta)+len(tb) > maxLen-3 {
 		// What tokenizers 0.23 keeps of each text before truncating the pair
 		// decides which one is longer.
-		na, nb := longestFirst(wordCut(ta, maxLen), wordCut(tb, maxLen), maxLen-3)
+		na, nb := LongestFirst(wordCut(ta, maxLen), wordCut(tb, maxLen), maxLen-3)
 		ta, tb, truncated = ta[:na], tb[:nb], true
 	}
 	return t.assemble(ta, tb, true, truncated), nil
@@ -208,12 +208,12 @@ func wordCut(ts []Token, limit int) int {
 	return len(ts)
 }
 
-// longestFirst returns how many tokens of sequences of n1 and n2 tokens to
+// LongestFirst returns how many tokens of sequences of n1 and n2 tokens to
 // keep so that at most budget remain, as the HuggingFace Rust library's
 // longest_first strategy does: shorten the longer sequence down to the
 // shorter, then both equally; an odd token left over goes to the longer one,
 // or to the second when both are equally long.
-func longestFirst(n1, n2, budget int) (int, int) {
+func LongestFirst(n1, n2, budget int) (int, int) {
 	swap := n1 > n2
 	if swap {
 		n1, n2 = n2, n1

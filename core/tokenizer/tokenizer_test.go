@@ -315,9 +315,9 @@ func TestLongestFirst(t *testing.T) {
 		{7, 30, 10, 5, 5},
 		{30, 7, 11, 6, 5},
 	} {
-		g1, g2 := longestFirst(c.n1, c.n2, c.budget)
+		g1, g2 := LongestFirst(c.n1, c.n2, c.budget)
 		if g1 != c.w1 || g2 != c.w2 {
-			t.Errorf("longestFirst(%d, %d, %d) = %d, %d, want %d, %d", c.n1, c.n2, c.budget, g1, g2, c.w1, c.w2)
+			t.Errorf("LongestFirst(%d, %d, %d) = %d, %d, want %d, %d", c.n1, c.n2, c.budget, g1, g2, c.w1, c.w2)
 		}
 	}
 }

@@ -366,7 +366,7 @@ func (t *Tokenizer) EncodePair(textA, textB string, maxLen int) (tokenizer.Encod
 		if len(a)+len(b) > maxLen-extra {
 			// What tokenizers 0.23 keeps of each text before truncating
 			// the pair decides which one is longer.
-			na, nb := longestFirst(wordCut(a, addedA, maxLen), wordCut(b, addedB, maxLen), maxLen-extra)
+			na, nb := tokenizer.LongestFirst(wordCut(a, addedA, maxLen), wordCut(b, addedB, maxLen), maxLen-extra)
 			a, b, truncated = a[:na], b[:nb], true
 		}
 	}
@@ -391,28 +391,6 @@ func wordCut(ts []tokenizer.Token, added []bool, limit int) int {
 		i = j
 	}
 	return len(ts)
-}
-
-// longestFirst returns how many tokens of sequences of n1 and n2 tokens to
-// keep so that at most budget remain, as HuggingFace's longest_first does.
-func longestFirst(n1, n2, budget int) (int, int) {
-	swap := n1 > n2
-	if swap {
-		n1, n2 = n2, n1
-	}
-	if n1 > budget {
-		n2 = n1
-	} else {
-		n2 = min(n2, max(n1, budget-n1))
-	}
-	if n1+n2 > budget {
-		n1 = budget / 2
-		n2 = n1 + budget%2
-	}
-	if swap {
-		n1, n2 = n2, n1
-	}
-	return n1, n2
 }
 
 func (t *Tokenizer) templateTokens(tpl []TemplatePiece) int {
