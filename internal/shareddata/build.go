@@ -287,7 +287,8 @@ func (st Stats) Attribution() string {
 	b.WriteString("./cmd/corpus-build` checks each one's sha256):\n\n")
 	b.WriteString("| source | origin | licence |\n|---|---|---|\n")
 	for _, s := range All {
-		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s |\n", s.What, s.File, s.Origin, s.Licence)
+		what := strings.NewReplacer("<", "&lt;", ">", "&gt;", "|", "\\|").Replace(s.What) // <TAB> is not an HTML tag
+		fmt.Fprintf(&b, "| %s (`%s`) | %s | %s |\n", what, s.File, s.Origin, s.Licence)
 	}
 	b.WriteString("\nAttribution: Simple English Wikipedia text by Wikipedia contributors (CC BY-SA); the\n")
 	b.WriteString("Schema-Guided Dialogue dataset by Rastogi et al. (Google Research); sentences from Tatoeba\n")
