@@ -459,18 +459,7 @@ func (c Config) marshalDistilBERT() ([]byte, error) {
 		"initializer_range": c.InitializerRange, "pad_token_id": c.PadTokenID,
 		"tie_word_embeddings": c.TieWordEmbeddings,
 	}
-	out := map[string]json.RawMessage{}
-	for k, v := range c.Extra {
-		out[k] = v
-	}
-	for k, v := range m {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("config: key %q: %w", k, err)
-		}
-		out[k] = b
-	}
-	return json.MarshalIndent(out, "", "  ")
+	return marshalWithExtra(m, c.Extra)
 }
 
 // marshalEmbeddingSize writes an ALBERT or ELECTRA config: BERT's keys, embedding_size (and
@@ -628,8 +617,14 @@ func (c Config) marshalDeBERTa() ([]byte, error) {
 		m["relative_attention"], m["position_buckets"], m["max_relative_positions"] = d.Relative, d.PositionBuckets, d.MaxRelativePositions
 		m["pos_att_type"], m["norm_rel_ebd"], m["share_att_key"] = types, norm, true
 	}
+	return marshalWithExtra(m, c.Extra)
+}
+
+// marshalWithExtra writes a family's config.json: its keys m over the keys it kept but does not
+// model (extra), indented as transformers writes it.
+func marshalWithExtra(m map[string]any, extra map[string]json.RawMessage) ([]byte, error) {
 	out := map[string]json.RawMessage{}
-	for k, v := range c.Extra {
+	for k, v := range extra {
 		out[k] = v
 	}
 	for k, v := range m {

@@ -207,26 +207,8 @@ func (t *BPE) assemble(textA, textB string, a, b []Token, pair, truncated bool) 
 		WordIDs:     make([]int, 0, n),
 		Truncated:   truncated,
 	}
-	special := func(id int, tok string) {
-		e.IDs = append(e.IDs, id)
-		e.TypeIDs = append(e.TypeIDs, 0)
-		e.Tokens = append(e.Tokens, tok)
-		e.Offsets = append(e.Offsets, [2]int{})
-		e.CharOffsets = append(e.CharOffsets, [2]int{})
-		e.Special = append(e.Special, true)
-		e.WordIDs = append(e.WordIDs, -1)
-	}
-	seq := func(ts []Token, typ int) {
-		for _, tk := range ts {
-			e.IDs = append(e.IDs, tk.ID)
-			e.TypeIDs = append(e.TypeIDs, typ)
-			e.Tokens = append(e.Tokens, tk.Text)
-			e.Offsets = append(e.Offsets, [2]int{tk.Start, tk.End})
-			e.CharOffsets = append(e.CharOffsets, [2]int{tk.CharStart, tk.CharEnd})
-			e.Special = append(e.Special, false)
-			e.WordIDs = append(e.WordIDs, tk.Word)
-		}
-	}
+	special := func(id int, tok string) { e.appendSpecial(id, 0, tok) }
+	seq := e.appendTokens
 	if p.kind == postRoberta {
 		special(p.cls, p.clsTok)
 		seq(a, 0)

@@ -249,26 +249,8 @@ func (t *Tokenizer) assemble(a, b []Token, pair bool, truncated bool) Encoding {
 		WordIDs:     make([]int, 0, n),
 		Truncated:   truncated,
 	}
-	special := func(id, typ int) {
-		e.IDs = append(e.IDs, id)
-		e.TypeIDs = append(e.TypeIDs, typ)
-		e.Tokens = append(e.Tokens, t.vocab.tokens[id])
-		e.Offsets = append(e.Offsets, [2]int{})
-		e.CharOffsets = append(e.CharOffsets, [2]int{})
-		e.Special = append(e.Special, true)
-		e.WordIDs = append(e.WordIDs, -1)
-	}
-	seq := func(ts []Token, typ int) {
-		for _, tk := range ts {
-			e.IDs = append(e.IDs, tk.ID)
-			e.TypeIDs = append(e.TypeIDs, typ)
-			e.Tokens = append(e.Tokens, tk.Text)
-			e.Offsets = append(e.Offsets, [2]int{tk.Start, tk.End})
-			e.CharOffsets = append(e.CharOffsets, [2]int{tk.CharStart, tk.CharEnd})
-			e.Special = append(e.Special, false)
-			e.WordIDs = append(e.WordIDs, tk.Word)
-		}
-	}
+	special := func(id, typ int) { e.appendSpecial(id, typ, t.vocab.tokens[id]) }
+	seq := e.appendTokens
 	special(t.cls, 0)
 	seq(a, 0)
 	special(t.sep, 0)
@@ -445,4 +427,28 @@ func (c *runeCounter) at(text string, pos int) int {
 		c.runeAt++
 	}
 	return c.runeAt
+}
+
+// appendSpecial appends a special token (no offsets, no word) to e.
+func (e *Encoding) appendSpecial(id, typ int, tok string) {
+	e.IDs = append(e.IDs, id)
+	e.TypeIDs = append(e.TypeIDs, typ)
+	e.Tokens = append(e.Tokens, tok)
+	e.Offsets = append(e.Offsets, [2]int{})
+	e.CharOffsets = append(e.CharOffsets, [2]int{})
+	e.Special = append(e.Special, true)
+	e.WordIDs = append(e.WordIDs, -1)
+}
+
+// appendTokens appends the tokens of one sequence, of token type typ, to e.
+func (e *Encoding) appendTokens(ts []Token, typ int) {
+	for _, tk := range ts {
+		e.IDs = append(e.IDs, tk.ID)
+		e.TypeIDs = append(e.TypeIDs, typ)
+		e.Tokens = append(e.Tokens, tk.Text)
+		e.Offsets = append(e.Offsets, [2]int{tk.Start, tk.End})
+		e.CharOffsets = append(e.CharOffsets, [2]int{tk.CharStart, tk.CharEnd})
+		e.Special = append(e.Special, false)
+		e.WordIDs = append(e.WordIDs, tk.Word)
+	}
 }
