@@ -182,9 +182,25 @@ if [ $SIMD = 1 ] || [ $ORT = 1 ]; then
 fi
 
 # --- training, seq 128 ----------------------------------------------------------------------
+# One full step a side (forward, backward, clipping, AdamW), bertlab's and PyTorch's in
+# alternating rounds like the forward rows, each after its warm-up steps.
 if native; then
-step "training native"
-$BB train -models tiny,mini -reps 3 -threads 1,2 >>"$RES"
+  step "training native and torch, $ROUNDS rounds"
+  TR="$OUT/train-rounds.txt"
+  : >"$TR"
+  TORCH_TRAIN=$TORCH
+  for _ in $(seq "$ROUNDS"); do
+    $BB train -models tiny,mini -reps 3 -threads 1,2 >>"$TR"
+    $BB train -models base -reps 2 -threads 1,2 >>"$TR"
+    if [ $TORCH_TRAIN = 1 ]; then
+      { peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch_train.py tiny,mini 3 1 &&
+        peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch_train.py base 2 1 &&
+        peer OPENBLAS_NUM_THREADS=2 "$PY" bench/peer_torch_train.py tiny,mini 3 2 &&
+        peer OPENBLAS_NUM_THREADS=2 "$PY" bench/peer_torch_train.py base 2 2; } >>"$TR" ||
+        { TORCH_TRAIN=0; skip "torch training: peer_torch_train.py failed"; }
+    fi
+  done
+  median_rounds "$TR"
 fi
 if [ $WASM = 1 ]; then
   step "training wasm"

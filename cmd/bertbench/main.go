@@ -6,7 +6,7 @@
 //
 //	bertbench gemm -tag native|wasm|wasm-simd     GEMM GFLOP/s on BERT's shapes (and gonum, natively)
 //	bertbench forward -tag native|wasm|wasm-simd  forward latency, batch 1, eval, in ms
-//	bertbench train -tag native|wasm|wasm-simd    training tokens/s (forward+backward, batch 8, seq 128)
+//	bertbench train -tag native|wasm|wasm-simd    training tokens/s (one full step: forward, backward, clipping, AdamW; batch 8, seq 128)
 //	bertbench cores                               what this host's cores give together: one GEMM in cache on one core, two at once
 //	bertbench large -dir D                        write a random BERT-Large (F32) to D, load it in a child
 //	bertbench table FILE...                       print the table
@@ -36,6 +36,7 @@ import (
 	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tensor"
+	"github.com/bertlab/bertlab/core/train"
 )
 
 func main() {
@@ -287,8 +288,11 @@ func benchForward(tag, models string, reps int, procs []int) error {
 	return nil
 }
 
-// benchTrain times a training step (masked LM and NSP, dropout on) of each preset, batch B of
-// 128 tokens, in tokens per second, with GOMAXPROCS each of procs, alternating as benchForward.
+// benchTrain times one full training step of each preset, batch B of 128 tokens, in tokens per
+// second, with GOMAXPROCS each of procs, alternating as benchForward: forward and backward of
+// the masked-LM and NSP losses with dropout on, the gradients' global norm clipped to 1
+// (train.ClipGradNorm) and an AdamW update (train.AdamW, HF Trainer's settings), what
+// `bertlab pretrain` does a step and what bench/peer_torch_train.py times on PyTorch's side.
 func benchTrain(tag, models string, reps, B int, procs []int) error {
 	for _, preset := range strings.Split(models, ",") {
 		c, err := bert.Preset(preset)
@@ -311,17 +315,30 @@ func benchTrain(tag, models string, reps, B int, procs []int) error {
 				labels[i] = batch.InputIDs[i]
 			}
 		}
+		var rows []int // the labelled positions, the MLM head's rows
+		for i, y := range labels {
+			if y != bert.IgnoreIndex {
+				rows = append(rows, i)
+			}
+		}
 		nsp := make([]int, B)
 		for i := range nsp {
 			nsp[i] = i % 2
 		}
 		g := m.NewGrads()
+		opt := train.NewAdamW(m.Params(), train.DefaultAdamW(1e-4))
 		var ferr error
 		step := 0
-		train := func(i int) {
+		trainStep := func(i int) {
 			runtime.GOMAXPROCS(procs[i])
 			step++
+			g.Zero()
 			if _, err := m.ForwardBackward(batch, labels, nsp, bert.TrainOptions{Dropout: true, Seed: uint64(step)}, g); err != nil {
+				ferr = err
+				return
+			}
+			train.ClipGradNorm(g.Params(), 1)
+			if err := opt.Apply(g.Params(), 1e-4); err != nil {
 				ferr = err
 			}
 		}
@@ -329,15 +346,42 @@ func benchTrain(tag, models string, reps, B int, procs []int) error {
 		// (fresh pages from the OS): Tiny batch 8 natively took 288, 232, 206 ms, then 77-96
 		// ms a step from the fourth on. A training run lives in the steady state.
 		for range trainWarmup {
-			train(0)
+			trainStep(0)
 		}
-		ts := measureAlternating(len(procs), reps, 0, train)
+		ts := measureAlternating(len(procs), reps, 0, trainStep)
 		runtime.GOMAXPROCS(procs[0])
 		if ferr != nil {
 			return ferr
 		}
 		for i, t := range ts {
 			fmt.Printf("train/%s128/bertlab-%s %.0f\n", preset, label(tag, procs[i]), float64(B*S)/t)
+		}
+		// What forward and backward cost in forwards of the same batch and heads (the MLM
+		// logits of the labelled rows and NSP; eval; one thread): the arithmetic is about 3
+		// forwards, issue 26 asks for at most 3.5. And the share of the full step that
+		// clipping and AdamW take.
+		if procs[0] == 1 {
+			runtime.GOMAXPROCS(1)
+			// Each in its own steady state, one after the other: alternating them call by call
+			// made the eval pass fault in fresh pages for its buffers every call (67.8 ms
+			// against 30 ms for Tiny's forward in its steady state).
+			fb := measure(reps, 0, func() {
+				g.Zero()
+				if _, err := m.ForwardBackward(batch, labels, nsp, bert.TrainOptions{Dropout: true, Seed: uint64(step)}, g); err != nil {
+					ferr = err
+				}
+			})
+			fwd := measure(reps, 0, func() {
+				if _, err := m.Forward(batch, bert.Options{MLM: true, MLMRows: rows, NSP: true}); err != nil {
+					ferr = err
+				}
+			})
+			tt := []float64{fb, fwd}
+			if ferr != nil {
+				return ferr
+			}
+			fmt.Printf("optshare/%s128/bertlab-%s %.3f\n", preset, label(tag, 1), max(0, 1-tt[0]/ts[0]))
+			fmt.Printf("stepfwd/%s128/bertlab-%s %.2f\n", preset, label(tag, 1), tt[0]/tt[1])
 		}
 	}
 	return nil
@@ -555,10 +599,19 @@ func table(files []string) error {
 			rows[n-1].most = 10
 		}
 	}
-	for _, m := range []string{"tiny128", "mini128"} {
+	for _, m := range []string{"tiny128", "mini128", "base128"} {
 		fig := "train " + m + " tokens/s 1t"
-		add(fig, "native", "train/"+m+"/bertlab-native", "-", "", true)
+		// Issue 26: at least 1.5x PyTorch on 1 thread and 1.3x on 2.
+		addT(fig, "native", "train/"+m+"/bertlab-native", "torch+OpenBLAS", "train/"+m+"/torch", true, 1.5)
+		addT(fig, "native 2t", "train/"+m+"/bertlab-native-2t", "torch+OpenBLAS 2t", "train/"+m+"/torch-2t", true, 1.3)
 		add(fig, "native 2t", "train/"+m+"/bertlab-native-2t", "bertlab native 1t", "train/"+m+"/bertlab-native", true)
+		for _, tag := range []string{"native", "wasm", "wasm-simd"} {
+			add("fwd+bwd / forward "+m+" 1t", tag, "stepfwd/"+m+"/bertlab-"+tag, "-", "", false)
+			if n := len(rows); n > 0 && rows[n-1].figure == "fwd+bwd / forward "+m+" 1t" && rows[n-1].ours == tag {
+				rows[n-1].most = 3.5
+			}
+			add("clip+AdamW share "+m+" 1t", tag, "optshare/"+m+"/bertlab-"+tag, "-", "", false)
+		}
 		add(fig, "wasm/Node", "train/"+m+"/bertlab-wasm", "bertlab native", "train/"+m+"/bertlab-native", true)
 		add(fig, "simd/Node", "train/"+m+"/bertlab-wasm-simd", "bertlab wasm", "train/"+m+"/bertlab-wasm", true)
 	}
