@@ -22,8 +22,5 @@ func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd
 	return layerNormRow(out, sum, g, beta, eps)
 }
 
-// adamw is one AdamW update of w, m and v by g (see AdamW).
-func adamw(w, m, v, g []float32, c *AdamWConsts) { adamwGo(w, m, v, g, c) }
-
 // addCols sets acc[j] += float64(x[j]) (see SumRows).
 func addCols(acc []float64, x []float32) { addColsGo(acc, x) }

@@ -33,3 +33,6 @@ func scale(x []float32, s float32) { scaleGo(x, s) }
 
 // geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
 func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
+
+// adamw is one AdamW update of w, m and v by g (see AdamW).
+func adamw(w, m, v, g []float32, c *AdamWConsts) { adamwGo(w, m, v, g, c) }

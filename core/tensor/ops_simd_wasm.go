@@ -324,3 +324,30 @@ func scale(x []float32, s float32) {
 	}
 	scaleGo(x[i:], s)
 }
+
+// adamw is one AdamW update of w, m and v by g (see AdamW), four lanes at a time with the
+// operations of adamwGo in its order, so that the results are the same bits: wasm has no
+// fused multiply-add, and f32x4.sqrt is correctly rounded like float32(math.Sqrt(float64(v)))
+// (a float64 square root of a float32 rounds to the correctly rounded float32 one). The
+// optimizer pass runs over every parameter each step: a tenth of a Tiny step in the page.
+func adamw(w, m, v, g []float32, c *AdamWConsts) {
+	n := len(g)
+	w, m, v = w[:n], m[:n], v[:n]
+	b1, ob1 := simd.BroadcastFloat32s(c.Beta1), simd.BroadcastFloat32s(c.OneMinusBeta1)
+	b2, ob2 := simd.BroadcastFloat32s(c.Beta2), simd.BroadcastFloat32s(c.OneMinusBeta2)
+	bc, eps := simd.BroadcastFloat32s(c.BC2Sqrt), simd.BroadcastFloat32s(c.Eps)
+	step, decay := simd.BroadcastFloat32s(c.StepSize), simd.BroadcastFloat32s(c.Decay)
+	i := 0
+	for ; i+simdLanes <= n; i += simdLanes {
+		gs := simd.LoadFloat32s(g[i : i+simdLanes])
+		ws := simd.LoadFloat32s(w[i : i+simdLanes]).Mul(decay)
+		ms := b1.Mul(simd.LoadFloat32s(m[i : i+simdLanes])).Add(ob1.Mul(gs))
+		vs := b2.Mul(simd.LoadFloat32s(v[i : i+simdLanes])).Add(ob2.Mul(gs).Mul(gs))
+		denom := vs.Sqrt().Div(bc).Add(eps)
+		ws = ws.Sub(step.Mul(ms).Div(denom))
+		ms.Store(m[i : i+simdLanes])
+		vs.Store(v[i : i+simdLanes])
+		ws.Store(w[i : i+simdLanes])
+	}
+	adamwGo(w[i:], m[i:], v[i:], g[i:], c)
+}
