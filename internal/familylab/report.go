@@ -73,9 +73,12 @@ func writeReport(out string, rec *Record) error {
 				}
 				s.X, s.Y = append(s.X, x), append(s.Y, y)
 			}
+			if !heldout {
+				s.Y = trailingMean(s.Y, max(1, len(s.Y)/25))
+			}
 			ss = append(ss, s)
 		}
-		title, yLabel := "Masked-LM training loss", "loss (nats)"
+		title, yLabel := "Masked-LM training loss (trailing mean of 4% of the steps)", "loss (nats)"
 		if heldout {
 			title, yLabel = "Held-out masked-LM accuracy", "top-1 %"
 		}
@@ -92,4 +95,18 @@ func writeReport(out string, rec *Record) error {
 		}
 	}
 	return nil
+}
+
+// trailingMean smooths ys with a trailing window of k values (shorter at the start).
+func trailingMean(ys []float64, k int) []float64 {
+	out := make([]float64, len(ys))
+	sum := 0.0
+	for i, y := range ys {
+		sum += y
+		if i >= k {
+			sum -= ys[i-k]
+		}
+		out[i] = sum / float64(min(i+1, k))
+	}
+	return out
 }
