@@ -306,7 +306,7 @@ func TestRevisions(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		id, commit, config string
-		files          []string
+		files              []string
 	}{
 		{"bertlab/tiny@" + c1, c1, string(v1["config.json"]), []string{"config.json", "model.safetensors"}},
 		{"bertlab/tiny", c2, string(v2["config.json"]), []string{"config.json", "model.safetensors", "vocab.txt"}},
