@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/bertlab/bertlab/internal/cli"
+	"github.com/bertlab/bertlab/internal/hub"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -38,7 +40,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	if err := c.run(args[1:], stdin, stdout, stderr); err != nil {
+	// --model takes a Hub id (org/name[@revision]) as well as a folder.
+	rest, err := hub.ModelArgs(context.Background(), args[1:], stderr)
+	if err == nil {
+		err = c.run(rest, stdin, stdout, stderr)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/internal/hubid"
@@ -39,4 +40,38 @@ func ModelDir(ctx context.Context, arg string, progress io.Writer) (string, erro
 		return "", fmt.Errorf("--model %s: no such folder; from the Hub: %w", arg, err)
 	}
 	return s.Dir, nil
+}
+
+// ModelArgs returns a command line's arguments with the value of its --model flag (or -model,
+// --model=, -model=) replaced by ModelDir's folder, so that every command that reads
+// --model DIR takes a Hub id as well. Arguments after "--" are left alone.
+func ModelArgs(ctx context.Context, args []string, progress io.Writer) ([]string, error) {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "model" || strings.HasPrefix(a, "---") {
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(out) {
+				break
+			}
+			i++
+			val = out[i]
+		}
+		dir, err := ModelDir(ctx, val, progress)
+		if err != nil {
+			return nil, err
+		}
+		if hasVal {
+			out[i] = a[:strings.Index(a, "=")+1] + dir
+		} else {
+			out[i] = dir
+		}
+	}
+	return out, nil
 }
