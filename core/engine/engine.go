@@ -87,6 +87,8 @@ type ModelInfo struct {
 	Heads      []string    `json:"heads"`
 	Notes      []string    `json:"notes"`
 	Config     bert.Config `json:"config"`
+	// Family describes the model's family for the Models view (DescribeFamily).
+	Family *FamilyCard `json:"family"`
 }
 
 // Load loads the HF model folder at the root of fsys (hf.LoadFS), which must hold a
@@ -109,7 +111,9 @@ func (e *Engine) Info() *ModelInfo {
 	if e.model == nil {
 		return nil
 	}
-	return &ModelInfo{OK: true, Parameters: e.model.NumParams(), Heads: e.model.HeadNames(), Notes: e.notes, Config: e.model.Config}
+	n := e.model.NumParams()
+	return &ModelInfo{OK: true, Parameters: n, Heads: e.model.HeadNames(), Notes: e.notes, Config: e.model.Config,
+		Family: DescribeFamily(e.model, n)}
 }
 
 // Name is the loaded model's name ("" before a load).
