@@ -11,10 +11,8 @@ import (
 
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/train"
+	"github.com/bertlab/bertlab/internal/cli"
 )
-
-// ErrUsage marks an error in the command line (the command exits with status 2).
-var ErrUsage = errors.New("usage")
 
 // Defaults of the command, relative to a clone's root: the built-in model's vocabulary and
 // tinydata's pre-training text.
@@ -28,7 +26,7 @@ const (
 const Usage = "bertlab family --out DIR [--quick | --full] [--variants bert,roberta,albert] [--budget tokens|flops] [--amount N] [--preset tiny] ..."
 
 // Command is `bertlab family`: it reads the flags in args, runs the experiment (Run) and
-// prints where the table, record and curves are. A cancelled ctx stops it with the current
+// prints where the table, record and curves are; usage problems wrap cli.ErrUsage. A cancelled ctx stops it with the current
 // variant saved: the same command resumes it.
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("family", flag.ContinueOnError)
@@ -54,15 +52,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	switch {
 	case fs.NArg() > 0:
-		return fmt.Errorf("%w: unexpected argument %q; %s", ErrUsage, fs.Arg(0), Usage)
+		return fmt.Errorf("%w: unexpected argument %q; %s", cli.ErrUsage, fs.Arg(0), Usage)
 	case *out == "":
-		return fmt.Errorf("%w: %s", ErrUsage, Usage)
+		return fmt.Errorf("%w: %s", cli.ErrUsage, Usage)
 	case *quick && *full:
-		return fmt.Errorf("%w: --quick and --full exclude each other", ErrUsage)
+		return fmt.Errorf("%w: --quick and --full exclude each other", cli.ErrUsage)
 	}
 	c := Quick(*vocab, *data, *heldout)
 	if *full {
@@ -73,7 +71,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		for _, v := range strings.Split(*variants, ",") {
 			f, err := train.ParseRecipeFamily(strings.TrimSpace(v))
 			if err != nil {
-				return fmt.Errorf("%w: --variants: %v", ErrUsage, err)
+				return fmt.Errorf("%w: --variants: %v", cli.ErrUsage, err)
 			}
 			c.Variants = append(c.Variants, f)
 		}
@@ -81,7 +79,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *budget != "" {
 		c.Budget = *budget
 		if *amount == 0 {
-			return fmt.Errorf("%w: --budget %s needs --amount", ErrUsage, *budget)
+			return fmt.Errorf("%w: --budget %s needs --amount", cli.ErrUsage, *budget)
 		}
 	}
 	set := func(dst *int, v int, keep int) {
@@ -105,7 +103,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	c.Seed = *seed
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	rec, err := Run(ctx, c, *out, stdout)
 	if errors.Is(err, context.Canceled) && rec != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bertlab/bertlab/internal/cli"
 )
 
 // TestCommand runs `bertlab family` on a small ALBERT-only budget and checks the command line's
@@ -44,7 +46,7 @@ func TestCommand(t *testing.T) {
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 	} {
 		err := Command(context.Background(), tc.args, &stdout, &stderr)
-		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want a usage error naming %q", tc.args, err, tc.want)
 		}
 	}

@@ -54,6 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed: initial weights, instances, masks, order, dropout")
 	noNSP := fs.Bool("no-nsp", false, "no next-sentence prediction: full sentences packed into one segment (RoBERTa)")
 	sop := fs.Bool("sop", false, "sentence-order prediction instead of next-sentence prediction (ALBERT)")
+	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); every one keeps the WordPiece vocabulary")
 	wholeWord := fs.Bool("whole-word", false, "whole-word masking: a word's WordPiece pieces are masked together")
 	dynamic := fs.Bool("dynamic", false, "dynamic masking: new masks every epoch (RoBERTa)")
 	dupe := fs.Int("dupe-factor", 1, "static masking: how many differently masked copies of each instance")
@@ -93,6 +94,8 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return cli.UsageErr("--preset needs --vocab DIR (the vocabulary sets the model's vocab_size)")
 	case *noNSP && *sop:
 		return cli.UsageErr("--no-nsp and --sop exclude each other")
+	case *family != "bert" && (*noNSP || *sop || *dynamic):
+		return cli.UsageErr("--family %s sets the sentence task and the masking: leave out --no-nsp, --sop and --dynamic", *family)
 	case *steps < 1 || *batch < 1 || *accum < 1 || *batch%*accum != 0:
 		return cli.UsageErr("--steps %d, --batch %d, --accum %d: want positive counts, the batch a multiple of --accum", *steps, *batch, *accum)
 	case *startStep < 0 || *startStep >= *steps || (*startStep > 0 && *model == ""):
@@ -121,6 +124,15 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		dc.Masking.MaxPredictions = max(1, int(math.Ceil(*maskProb*float64(*seq))))
 	}
 	dc.Dynamic, dc.DupeFactor = *dynamic, *dupe
+	fam, err := train.ParseRecipeFamily(*family)
+	if err != nil {
+		return cli.UsageErr("--family: %v", err)
+	}
+	if !fam.Is(bert.FamilyBERT) {
+		if err := train.ApplyRecipe(fam, &dc); err != nil {
+			return err
+		}
+	}
 
 	pc := train.DefaultPretrain(*steps)
 	pc.BatchSize, pc.GradAccum, pc.LR, pc.WeightDecay, pc.MaxGradNorm = *batch, *accum, *lr, *wd, *clip
@@ -160,7 +172,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 				return cli.UsageErr("%v", err)
 			}
 		}
-		if m, tok, notes, err = train.StartModel(*model, *preset, *vocab, *posType, *seed); err != nil {
+		if m, tok, notes, err = train.StartFamilyModel(fam, *model, *preset, *vocab, *posType, *seed); err != nil {
 			return err
 		}
 		switch *posInit {
