@@ -12,8 +12,8 @@ import (
 	"github.com/bertlab/bertlab/internal/cli"
 )
 
-// TestPretrainFamily: --family roberta and --family albert write their family's folder, which
-// loads back; a RoBERTa run resumes; flags that the recipe sets are refused.
+// TestPretrainFamily: --family roberta, albert and electra write their family's folders, which
+// load back, and resume; flags that the recipe sets are refused.
 func TestPretrainFamily(t *testing.T) {
 	const vocab, data = "../../assets/models/bertlab-mini", "../../tinydata/pretrain/heldout.txt"
 	for _, tc := range []struct {
@@ -22,6 +22,7 @@ func TestPretrainFamily(t *testing.T) {
 	}{
 		{"roberta", "RobertaForMaskedLM", "none, dynamic masking", []string{"mlm"}},
 		{"albert", "AlbertForPreTraining", "sentence-order, static ×1 masking", []string{"pooler", "mlm", "nsp"}},
+		{"electra", "ElectraForPreTraining", "none, dynamic masking", []string{"rtd"}},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
@@ -46,6 +47,15 @@ func TestPretrainFamily(t *testing.T) {
 			}
 			if a := f.Model.Config.Extra["architectures"]; !strings.Contains(string(a), tc.arch) {
 				t.Errorf("architectures %s, want %s", a, tc.arch)
+			}
+			if tc.family == "electra" {
+				g, err := hf.LoadFolder(filepath.Join(out, "generator"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g.Model.MLM == nil || g.Model.Config.HiddenSize != 32 {
+					t.Errorf("generator: heads %v, hidden %d", g.Model.HeadNames(), g.Model.Config.HiddenSize)
+				}
 			}
 			stdout.Reset()
 			resume := append(slices.Clone(args[:len(args)-8]), "--steps", "5", "--batch", "2", "--seq", "32", "--resume")

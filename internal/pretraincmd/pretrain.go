@@ -54,7 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed: initial weights, instances, masks, order, dropout")
 	noNSP := fs.Bool("no-nsp", false, "no next-sentence prediction: full sentences packed into one segment (RoBERTa)")
 	sop := fs.Bool("sop", false, "sentence-order prediction instead of next-sentence prediction (ALBERT)")
-	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); every one keeps the WordPiece vocabulary")
+	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); electra (a generator a quarter wide sharing the embeddings, its samples detected by the discriminator; an ElectraForPreTraining, the generator in generator/); every one keeps the WordPiece vocabulary")
 	wholeWord := fs.Bool("whole-word", false, "whole-word masking: a word's WordPiece pieces are masked together")
 	dynamic := fs.Bool("dynamic", false, "dynamic masking: new masks every epoch (RoBERTa)")
 	dupe := fs.Int("dupe-factor", 1, "static masking: how many differently masked copies of each instance")
@@ -201,9 +201,9 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	var p *train.Pretrainer
 	if *resume {
-		p, err = train.ResumePretrainer(latest, td, pc)
+		p, err = train.ResumeRecipe(fam, latest, td, pc)
 	} else {
-		p, err = train.NewPretrainer(m, tok, td, pc)
+		p, err = train.NewRecipePretrainer(fam, m, tok, td, pc, *seed)
 	}
 	if err != nil {
 		return err
@@ -279,7 +279,11 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, ")")
 	}
-	if lastEval != nil {
+	if lastEval != nil && p.Generator != nil {
+		em := lastEval.Metrics
+		fmt.Fprintf(stdout, "held-out: generator masked-LM accuracy %.4f; discriminator accuracy %.4f, P(replaced) %.3f on replaced and %.3f on original tokens (%.1f%% replaced)\n",
+			em["generator_mlm_accuracy"], em["rtd_accuracy"], em["rtd_replaced_prob"], em["rtd_original_prob"], 100*em["replaced"])
+	} else if lastEval != nil {
 		em := lastEval.Metrics
 		fmt.Fprintf(stdout, "held-out: masked-LM accuracy %.4f, top-5 %.4f, perplexity %.2f over %.0f predictions\n",
 			em["mlm_accuracy"], em["mlm_top5"], em["perplexity"], em["n"])
