@@ -203,7 +203,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 		p.Generator.grads.Zero()
 	}
 	var sum bert.Losses
-	var soft, attn float64 // distillation terms
+	var soft, attn, cos float64 // distillation terms
 	var el electraLosses   // ELECTRA's, summed over the micro-batches
 	tokens := 0
 	for a := range c.GradAccum {
@@ -236,7 +236,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 				return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
 			}
 			l = bert.Losses{Total: dl.Total, MLM: dl.Hard}
-			soft, attn = soft+dl.Soft, attn+dl.Attention
+			soft, attn, cos = soft+dl.Soft, attn+dl.Attention, cos+dl.Cosine
 		} else if l, err = p.Model.ForwardBackward(b.Batch, b.MLMLabels, b.NSPLabels, opt, p.grads); err != nil {
 			return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
 		}
@@ -272,7 +272,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	p.newTokens += int64(tokens)
 	ev := p.event(EventStep)
 	ev.Loss, ev.MLMLoss, ev.NSPLoss, ev.LR, ev.GradNorm = loss.Total, loss.MLM, loss.NSP, lr, norm
-	ev.DistilSoft, ev.DistilAttention = soft/k, attn/k
+	ev.DistilSoft, ev.DistilAttention, ev.DistilCosine = soft/k, attn/k, cos/k
 	if p.Generator != nil {
 		ev.RTDLoss, ev.RTDAccuracy = el.discriminator/k, float64(el.correct)/float64(el.counted)
 		ev.Replaced = float64(el.replaced) / float64(el.counted)

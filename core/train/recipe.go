@@ -12,8 +12,9 @@ import (
 )
 
 // RecipeFamilies are the families whose pre-training recipe this package runs (ApplyRecipe):
-// BERT's masked LM with next-sentence prediction, RoBERTa's, ALBERT's and ELECTRA's.
-var RecipeFamilies = []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT, bert.FamilyELECTRA}
+// BERT's masked LM with next-sentence prediction, RoBERTa's, ALBERT's, ELECTRA's and
+// DistilBERT's (a student distilled from a teacher: distilbert.go).
+var RecipeFamilies = []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT, bert.FamilyELECTRA, bert.FamilyDistilBERT}
 
 // ParseRecipeFamily reads a family name for a recipe ("" is BERT).
 func ParseRecipeFamily(name string) (bert.Family, error) {
@@ -41,7 +42,8 @@ func ParseRecipeFamily(name string) (bert.Family, error) {
 //   - ALBERT (Lan et al. 2019): sentence-order prediction on pairs of consecutive segments
 //     (swapped half the time) instead of NSP;
 //   - ELECTRA (Clark et al. 2020): single segments packed as RoBERTa's, masks drawn anew each
-//     epoch (ELECTRA masks in the training graph), no sentence task (electra.go has the rest).
+//     epoch (ELECTRA masks in the training graph), no sentence task (electra.go has the rest);
+//   - DistilBERT (Sanh et al. 2019): the same, as DistilBERT was trained (distilbert.go).
 //
 // The masking rate, whole-word masking and lengths stay as dc has them.
 func ApplyRecipe(fam bert.Family, dc *DataConfig) error {
@@ -52,7 +54,7 @@ func ApplyRecipe(fam bert.Family, dc *DataConfig) error {
 		dc.Instances.Task, dc.Dynamic = NoSentenceTask, true
 	case fam.Is(bert.FamilyALBERT):
 		dc.Instances.Task = SentenceOrder
-	case fam.Is(bert.FamilyELECTRA):
+	case fam.Is(bert.FamilyELECTRA), fam.Is(bert.FamilyDistilBERT):
 		dc.Instances.Task, dc.Dynamic = NoSentenceTask, true
 	default:
 		_, err := ParseRecipeFamily(fam.Name())
@@ -85,6 +87,9 @@ func AlbertEmbeddingSize(H int) int { return max(1, min(128, H/4)) }
 func FamilyConfig(fam bert.Family, preset string, tok *tokenizer.Tokenizer) (bert.Config, error) {
 	if fam.Is(bert.FamilyELECTRA) {
 		return ElectraConfig(preset, tok)
+	}
+	if fam.Is(bert.FamilyDistilBERT) {
+		return bert.Config{}, fmt.Errorf("distilbert: the student's config is its teacher's (NewDistilStudent), not a preset's")
 	}
 	c, err := bert.Preset(preset)
 	if err != nil {
@@ -122,7 +127,7 @@ func FamilyConfig(fam bert.Family, preset string, tok *tokenizer.Tokenizer) (ber
 // ElectraForPreTraining's discriminator head.
 func RecipeHeads(fam bert.Family) bert.Heads {
 	switch {
-	case fam.Is(bert.FamilyRoBERTa):
+	case fam.Is(bert.FamilyRoBERTa), fam.Is(bert.FamilyDistilBERT):
 		return bert.Heads{MLM: true}
 	case fam.Is(bert.FamilyELECTRA):
 		return bert.Heads{RTD: true}
@@ -185,6 +190,9 @@ func StartFamilyModel(fam bert.Family, dir, preset, vocab, posType string, seed 
 	}
 	if fam.Is(bert.FamilyELECTRA) {
 		return nil, nil, nil, fmt.Errorf("model folder %s: an ELECTRA run starts from a preset (its generator and discriminator are made together)", dir)
+	}
+	if fam.Is(bert.FamilyDistilBERT) && preset != "" {
+		return nil, nil, nil, fmt.Errorf("preset %s: a DistilBERT student is made from its teacher (StartDistilStudent)", preset)
 	}
 	f, err := hf.LoadFolder(dir)
 	if err != nil {
