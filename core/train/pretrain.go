@@ -204,7 +204,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	}
 	var sum bert.Losses
 	var soft, attn, cos float64 // distillation terms
-	var el electraLosses   // ELECTRA's, summed over the micro-batches
+	var el electraLosses        // ELECTRA's, summed over the micro-batches
 	tokens := 0
 	for a := range c.GradAccum {
 		if err := ctx.Err(); err != nil {
