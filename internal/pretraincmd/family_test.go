@@ -67,7 +67,32 @@ func TestPretrainFamily(t *testing.T) {
 			}
 		})
 	}
+	// DistilBERT: a student of the built-in model (4 layers of 256) from its layers 0 and 2.
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"--family", "distilbert", "--teacher", vocab, "--data", data, "--out", out, "--steps", "3", "--batch", "2", "--seq", "32"}
+	var stdout, stderr bytes.Buffer
+	if err := Run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("distilbert: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "2·masked LM + 5·KL(teacher MLM) + 0·KL(teacher attention) + 1·(1 − cos hidden), temperature 2") {
+		t.Errorf("distilbert stdout:\n%s", stdout.String())
+	}
+	f, err := hf.LoadFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Model.Config; !c.Family.Is("distilbert") || c.NumHiddenLayers != 2 || c.HiddenSize != 256 || !strings.Contains(string(c.Extra["architectures"]), "DistilBertForMaskedLM") {
+		t.Errorf("distilbert student: %s, %d layers of %d, %s", c.FamilyOf(), c.NumHiddenLayers, c.HiddenSize, c.Extra["architectures"])
+	}
+	stdout.Reset()
+	if err := Run([]string{"--family", "distilbert", "--data", data, "--out", out, "--steps", "4", "--batch", "2", "--seq", "32", "--resume"}, &stdout, &stderr); err != nil {
+		t.Fatalf("distilbert resume: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "trained steps 4-4 of 4") {
+		t.Errorf("distilbert resume:\n%s", stdout.String())
+	}
 	for _, args := range [][]string{
+		{"--family", "distilbert", "--preset", "tiny"},
 		{"--family", "roberta", "--no-nsp"},
 		{"--family", "albert", "--dynamic"},
 		{"--family", "gpt"},

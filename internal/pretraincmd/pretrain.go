@@ -54,7 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed: initial weights, instances, masks, order, dropout")
 	noNSP := fs.Bool("no-nsp", false, "no next-sentence prediction: full sentences packed into one segment (RoBERTa)")
 	sop := fs.Bool("sop", false, "sentence-order prediction instead of next-sentence prediction (ALBERT)")
-	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); electra (a generator a quarter wide sharing the embeddings, its samples detected by the discriminator; an ElectraForPreTraining, the generator in generator/); every one keeps the WordPiece vocabulary")
+	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); electra (a generator a quarter wide sharing the embeddings, its samples detected by the discriminator; an ElectraForPreTraining, the generator in generator/); distilbert (a student of --teacher's every other layer, 5·soft targets at T 2 + 2·masked LM + 1·cosine; a DistilBertForMaskedLM); every one keeps the WordPiece vocabulary")
 	wholeWord := fs.Bool("whole-word", false, "whole-word masking: a word's WordPiece pieces are masked together")
 	dynamic := fs.Bool("dynamic", false, "dynamic masking: new masks every epoch (RoBERTa)")
 	dupe := fs.Int("dupe-factor", 1, "static masking: how many differently masked copies of each instance")
@@ -88,7 +88,9 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return cli.UsageErr("unexpected argument %q; %s", cli.OneLine(pos[0]), pretrainUsage)
 	case len(data) == 0 || *out == "":
 		return cli.UsageErr("%s", pretrainUsage)
-	case !*resume && (*model == "") == (*preset == ""):
+	case *family == "distilbert" && !*resume && (*teacherDir == "" || *model != "" || *preset != ""):
+		return cli.UsageErr("--family distilbert makes its student from --teacher DIR (a BERT with an MLM head): give --teacher, not --model or --preset")
+	case *family != "distilbert" && !*resume && (*model == "") == (*preset == ""):
 		return cli.UsageErr("give one of --model DIR or --preset NAME (with --vocab DIR); %s", pretrainUsage)
 	case *preset != "" && *vocab == "":
 		return cli.UsageErr("--preset needs --vocab DIR (the vocabulary sets the model's vocab_size)")
@@ -172,7 +174,12 @@ func Run(args []string, stdout, stderr io.Writer) error {
 				return cli.UsageErr("%v", err)
 			}
 		}
-		if m, tok, notes, err = train.StartFamilyModel(fam, *model, *preset, *vocab, *posType, *seed); err != nil {
+		if fam.Is(bert.FamilyDistilBERT) {
+			m, tok, notes, err = train.StartDistilStudent(*teacherDir, *vocab)
+		} else {
+			m, tok, notes, err = train.StartFamilyModel(fam, *model, *preset, *vocab, *posType, *seed)
+		}
+		if err != nil {
 			return err
 		}
 		switch *posInit {
@@ -212,8 +219,11 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return cli.UsageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, p.Model.Config.Positions())
 	}
 	given := cli.FlagSet(fs, "distil-hard") || cli.FlagSet(fs, "distil-soft") || cli.FlagSet(fs, "distil-attention")
-	teacher, err := p.SetupDistil(*out, *resume, train.TeacherRecord{Dir: *teacherDir,
-		Weights: bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}}, given)
+	weights := bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}
+	if fam.Is(bert.FamilyDistilBERT) && !given {
+		weights = train.DistilBERTWeights
+	}
+	teacher, err := p.SetupDistil(*out, *resume, train.TeacherRecord{Dir: *teacherDir, Weights: weights}, given)
 	if errors.Is(err, train.ErrDistilUsage) {
 		return cli.UsageErr("%v", err)
 	} else if err != nil {
@@ -242,8 +252,8 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	if teacher != nil {
 		tc, w := p.Teacher.Model.Config, p.Teacher.Weights
-		fmt.Fprintf(stdout, "distilling %s (%d layers, hidden %d, %s positions): loss %g·masked LM + %g·KL(teacher MLM) + %g·KL(teacher attention), student layer l from teacher layer %v\n",
-			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, tc.Positions(), w.Hard, w.Soft, w.Attention, p.Teacher.LayerOf)
+		fmt.Fprintf(stdout, "distilling %s (%d layers, hidden %d, %s positions): loss %g·masked LM + %g·KL(teacher MLM) + %g·KL(teacher attention) + %g·(1 − cos hidden), temperature %g, student layer l from teacher layer %v\n",
+			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, tc.Positions(), w.Hard, w.Soft, w.Attention, w.Cosine, max(w.Temperature, 1), p.Teacher.LayerOf)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
