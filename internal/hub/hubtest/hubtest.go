@@ -210,6 +210,7 @@ func hubError(w http.ResponseWriter, status int, code, msg string) {
 // serveHub answers /{org}/{name}/resolve/{revision}/{file}.
 func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
+	cors(w)
 	defer func() { s.record("hub", r, status) }()
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
 	for i := range segs {
@@ -287,6 +288,7 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 // serveCDN answers /repos/xx/<sha256> with the LFS file's bytes, with Range support.
 func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
+	cors(w)
 	defer func() { s.record("cdn", r, status) }()
 	sum := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	s.mu.Lock()
@@ -317,6 +319,12 @@ func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusPartialContent
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+}
+
+// cors lets a page of another origin read the answers, as the Hub and its storage do.
+func cors(w http.ResponseWriter) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "X-Repo-Commit, X-Linked-Etag, X-Linked-Size, ETag, Content-Range, X-Error-Code, X-Error-Message")
 }
 
 func flip(data []byte) []byte {
