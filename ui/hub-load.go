@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -85,11 +88,37 @@ func (c *HubLoad) load() {
 }
 
 // fetch gets ref's model folder: config.json (refused early when the model is too large for
-// the page), model.safetensors, and whichever tokenizer files the repository has.
+// the page), model.safetensors, and whichever tokenizer files the repository has. It first asks
+// the Hub for the revision's files and their shas (hubid.InfoURL): then only files that exist
+// are fetched, all at the commit the revision named then, and each is checked against its sha
+// (the sha256 of a LFS file, the git blob sha1 of the others). A mirror without that API is
+// read by probing the files, unchecked.
 func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
+	c.App.Do(func() { c.Status = fmt.Sprintf("asking %s for %s…", c.endpoint(), ref) })
+	var info *hubid.Info
+	if r, err := hubFetch(hubid.InfoURL(c.endpoint(), ref)); err == nil && r.status == 200 {
+		if b, err := readBytes(r.file); err == nil {
+			info, _ = hubid.ParseInfo(b) // an answer that does not parse is a mirror's: probe
+		}
+	}
+	at := ref
+	if info != nil {
+		at.Revision = info.Commit
+	}
 	get := func(name string, optional bool) (*LocalFile, error) {
-		u := hubid.ResolveURL(c.endpoint(), ref, name)
-		c.App.Do(func() { c.Status = fmt.Sprintf("fetching %s from %s…", name, ref) })
+		var want hubid.FileInfo
+		if info != nil {
+			fi, ok := info.Files[name]
+			if !ok && optional {
+				return nil, nil
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: %s: not in the repository at commit %s", ref, name, info.Commit)
+			}
+			want = fi
+		}
+		u := hubid.ResolveURL(c.endpoint(), at, name)
+		c.App.Do(func() { c.Status = fmt.Sprintf("fetching %s from %s (%s)…", name, ref, sizeOf(want.Size)) })
 		r, err := hubFetch(u)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: could not reach %s: %v", ref, name, c.endpoint(), err)
@@ -97,6 +126,9 @@ func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
 		switch {
 		case r.status == 200:
 			r.file.Name, r.file.Path = name, ref.Repo+"/"+name
+			if err := checkSHA(r.file, want); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w: the download is corrupt, try again", ref, name, err)
+			}
 			return &r.file, nil
 		case r.status == 404 && optional:
 			return nil, nil
@@ -141,6 +173,79 @@ func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
 		}
 	}
 	return files, nil
+}
+
+func sizeOf(n int64) string {
+	if n < 0 {
+		return "size unknown"
+	}
+	return humanBytes(float64(n))
+}
+
+// checkSHA checks a fetched file against the Hub's sha: the sha256 of a LFS file (hashed by
+// hubSHA256), else the git blob sha1; nothing when the Hub gave neither.
+func checkSHA(f LocalFile, want hubid.FileInfo) error {
+	switch {
+	case want.SHA256 != "":
+		got, err := hubSHA256(f)
+		if err != nil {
+			return err
+		}
+		if got != "" && got != want.SHA256 {
+			return fmt.Errorf("sha256 %s, the Hub gave %s", got, want.SHA256)
+		}
+	case want.BlobID != "":
+		b, err := readBytes(f)
+		if err != nil {
+			return err
+		}
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", len(b))
+		h.Write(b)
+		if got := hex.EncodeToString(h.Sum(nil)); got != want.BlobID {
+			return fmt.Errorf("git blob sha1 %s, the Hub gave %s", got, want.BlobID)
+		}
+	}
+	return nil
+}
+
+// hubSHA256 hashes a fetched file: in the browser with crypto.subtle, so that the weights
+// never come into Go's memory ("" where the page has no crypto.subtle: not a secure context).
+var hubSHA256 = func(f LocalFile) (string, error) {
+	if f.Data != nil {
+		s := sha256.Sum256(f.Data)
+		return hex.EncodeToString(s[:]), nil
+	}
+	subtle := js.Global().Get("crypto").Get("subtle")
+	if !subtle.Truthy() {
+		return "", nil
+	}
+	buf, err := awaitPromise(f.Handle.Call("arrayBuffer"))
+	if err != nil {
+		return "", err
+	}
+	d, err := awaitPromise(subtle.Call("digest", "SHA-256", buf))
+	if err != nil {
+		return "", err
+	}
+	sum := make([]byte, 32)
+	js.CopyBytesToGo(sum, js.Global().Get("Uint8Array").New(d))
+	return hex.EncodeToString(sum), nil
+}
+
+// readBytes returns a fetched file's bytes: its Data, or its Blob's bytes copied into Go.
+func readBytes(f LocalFile) ([]byte, error) {
+	if f.Data != nil {
+		return f.Data, nil
+	}
+	buf, err := awaitPromise(f.Handle.Call("arrayBuffer"))
+	if err != nil {
+		return nil, err
+	}
+	u8 := js.Global().Get("Uint8Array").New(buf)
+	b := make([]byte, u8.Get("length").Int())
+	js.CopyBytesToGo(b, u8)
+	return b, nil
 }
 
 // browserFetch fetches url with the browser's fetch and keeps the body as a Blob.

@@ -70,7 +70,7 @@ func TestHubLoad(t *testing.T) {
 		files[n] = b
 	}
 	srv := hubtest.New(t, "")
-	srv.Push("bertlab/tiny", "main", files)
+	commit := srv.Push("bertlab/tiny", "main", files)
 	srv.Push("bertlab/gated", "main", files)
 	srv.Gate("bertlab/gated")
 	srv.Push("bertlab/sharded", "main", map[string][]byte{"config.json": files["config.json"], "model.safetensors.index.json": []byte(`{"weight_map":{"a":"model-00001-of-00001.safetensors"}}`)})
@@ -109,6 +109,43 @@ func TestHubLoad(t *testing.T) {
 		if !strings.Contains(h.Err, c.want) || a.Info != info {
 			t.Errorf("%s: error %q, want %q; model kept: %v", c.id, h.Err, c.want, a.Info == info)
 		}
+	}
+
+	// The files come at the commit the repository info named, and each was checked.
+	pinned := 0
+	for _, r := range srv.Requests() {
+		if r.Server == "hub" && strings.HasPrefix(r.Path, "/bertlab/tiny/resolve/main/") {
+			t.Errorf("%s %s: not pinned to the commit", r.Method, r.Path)
+		}
+		if strings.HasPrefix(r.Path, "/bertlab/tiny/resolve/"+commit+"/") {
+			pinned++
+		}
+	}
+	if pinned != 3 {
+		t.Errorf("%d requests at the commit, want 3 (config.json, model.safetensors, vocab.txt)", pinned)
+	}
+	for _, c := range []struct{ file, want string }{
+		{"model.safetensors", "model.safetensors: sha256 "},
+		{"vocab.txt", "vocab.txt: sha256 "}, // over 10 kB: in LFS
+		{"config.json", "config.json: git blob sha1 "},
+	} {
+		bad := hubtest.New(t, "")
+		bad.Push("bertlab/tiny", "main", files)
+		bad.Corrupt(files[c.file])
+		h := &HubLoad{App: a, Endpoint: bad.URL, ID: "bertlab/tiny"}
+		h.load()
+		if !strings.Contains(h.Err, c.want) || !strings.Contains(h.Err, "corrupt") || a.Info != info {
+			t.Errorf("corrupt %s: error %q, want %q", c.file, h.Err, c.want)
+		}
+	}
+	// A mirror without the repository info: the files are probed, and load.
+	mirror := hubtest.New(t, "")
+	mirror.Push("bertlab/tiny", "main", files)
+	mirror.NoAPI()
+	h2 := &HubLoad{App: a, Endpoint: mirror.URL, ID: "bertlab/tiny"}
+	h2.load()
+	if h2.Err != "" || a.LoadErr != "" || a.Info == info {
+		t.Errorf("from a mirror without the API: %q %q", h2.Err, a.LoadErr)
 	}
 
 	// The view renders the form without a browser, with the endpoint and the error.
