@@ -63,7 +63,7 @@ func TestHubLoadPage(t *testing.T) {
 	}
 	// config.json and vocab.txt... as the Hub serves them: small files from the Hub, LFS files
 	// from its storage after a redirect.
-	for _, w := range []string{"hub:config.json", "hub:model.safetensors", "cdn:" + hubtest.SHA256(files["model.safetensors"])} {
+	for _, w := range []string{"hub:tiny-hub", "hub:config.json", "hub:model.safetensors", "cdn:" + hubtest.SHA256(files["model.safetensors"])} {
 		if !strings.Contains(" "+strings.Join(fetched, " ")+" ", " "+w+" ") {
 			t.Errorf("the page's requests %v lack %s", fetched, w)
 		}
@@ -84,4 +84,17 @@ func TestHubLoadPage(t *testing.T) {
 		t.Errorf("after a refused load the model is %q", h)
 	}
 	screenshot(t, ctx, "models-hub-refused")
+
+	// A Hub whose storage sends the weights with a byte changed: crypto.subtle's sha256 of the
+	// download is not the Hub's, and the load is refused.
+	bad := hubtest.New(t, "")
+	bad.Push("bertlab/tiny-hub", "main", files)
+	bad.Corrupt(files["model.safetensors"])
+	do(t, ctx, 10*time.Second, "setting the corrupting Hub's address",
+		chromedp.Evaluate[chromedp.Void](`(() => { const e = document.querySelector('[data-role="hub-endpoint"]'); e.value = `+jsString(bad.URL)+`; e.dispatchEvent(new Event('change', {bubbles: true})); })()`))
+	typeText(t, ctx, `[data-role="hub-id"]`, "bertlab/tiny-hub")
+	wait(t, ctx, 30*time.Second, "the corrupt download refused", `document.querySelector('[data-role="hub-error"]') && document.querySelector('[data-role="hub-error"]').textContent.includes('sha256')`)
+	if e := eval[string](t, ctx, `document.querySelector('[data-role="hub-error"]').textContent`); !strings.Contains(e, "model.safetensors: sha256 ") || !strings.Contains(e, hubtest.SHA256(files["model.safetensors"])) {
+		t.Errorf("the corrupt download: %q", e)
+	}
 }
