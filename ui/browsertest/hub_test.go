@@ -61,9 +61,9 @@ func TestHubLoadPage(t *testing.T) {
 	for _, r := range srv.Gets() {
 		fetched = append(fetched, r.Server+":"+r.Path[strings.LastIndex(r.Path, "/")+1:])
 	}
-	// config.json and vocab.txt... as the Hub serves them: small files from the Hub, LFS files
-	// from its storage after a redirect.
-	for _, w := range []string{"hub:tiny-hub", "hub:config.json", "hub:model.safetensors", "cdn:" + hubtest.SHA256(files["model.safetensors"])} {
+	// The repository info (api/models/bertlab/tiny-hub/revision/main), then the files as the
+	// Hub serves them: small files from the Hub, LFS files from its storage after a redirect.
+	for _, w := range []string{"hub:main", "hub:config.json", "hub:model.safetensors", "cdn:" + hubtest.SHA256(files["model.safetensors"])} {
 		if !strings.Contains(" "+strings.Join(fetched, " ")+" ", " "+w+" ") {
 			t.Errorf("the page's requests %v lack %s", fetched, w)
 		}
