@@ -97,4 +97,5 @@ func TestHubLoadPage(t *testing.T) {
 	if e := eval[string](t, ctx, `document.querySelector('[data-role="hub-error"]').textContent`); !strings.Contains(e, "model.safetensors: sha256 ") || !strings.Contains(e, hubtest.SHA256(files["model.safetensors"])) {
 		t.Errorf("the corrupt download: %q", e)
 	}
+	screenshot(t, ctx, "models-hub-corrupt")
 }
