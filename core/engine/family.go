@@ -21,9 +21,10 @@ type FamilyCard struct {
 	// Role is an ELECTRA checkpoint's half: "discriminator" (the RTD head) or "generator" (MLM).
 	Role       string `json:"role,omitempty"`
 	Parameters int64  `json:"parameters"`
-	// EmbeddingSize is E, the width of the token embeddings; HiddenSize is H. With
+	// VocabSize is V; EmbeddingSize is E, the width of the token embeddings; HiddenSize is H. With
 	// EmbeddingProjection a linear map takes E to H (ALBERT's factorised embeddings, ELECTRA's
 	// embeddings_project).
+	VocabSize           int  `json:"vocab_size"`
 	EmbeddingSize       int  `json:"embedding_size"`
 	HiddenSize          int  `json:"hidden_size"`
 	EmbeddingProjection bool `json:"embedding_projection"`
@@ -36,6 +37,9 @@ type FamilyCard struct {
 	// says how the model knows where a token is, in a sentence.
 	PositionKind string `json:"position_kind"`
 	Positions    string `json:"positions"`
+	// ScoreTerms names the terms that add up to an attention score when there are several:
+	// DeBERTa's "c2c" and its "c2p" and "p2c" (pipeline.AttentionParts); nil otherwise.
+	ScoreTerms []string `json:"score_terms,omitempty"`
 	// Shared lists what the weights share, one sentence each (none: empty).
 	Shared []string `json:"shared"`
 	// Heads are the pre-training heads of the family's kind, present or not.
@@ -74,7 +78,7 @@ func DescribeFamily(m *bert.Model, params int64) *FamilyCard {
 		facts.name = fam.Name()
 	}
 	card := &FamilyCard{Family: fam.Name(), Name: facts.name, Paper: facts.paper, Idea: facts.idea,
-		Parameters: params, EmbeddingSize: c.EmbDim(), HiddenSize: c.HiddenSize, EmbeddingProjection: m.EmbProj != nil,
+		Parameters: params, VocabSize: c.VocabSize, EmbeddingSize: c.EmbDim(), HiddenSize: c.HiddenSize, EmbeddingProjection: m.EmbProj != nil,
 		Blocks: c.NumHiddenLayers, DistinctLayers: c.NumLayers(), Shared: []string{}}
 	for l := range c.NumHiddenLayers {
 		card.LayerOf = append(card.LayerOf, c.LayerIndex(l))
@@ -96,6 +100,13 @@ func DescribeFamily(m *bert.Model, params int64) *FamilyCard {
 		card.Shared = append(card.Shared, fmt.Sprintf("the masked-LM head's output layer is the word embeddings themselves (tied): one [%d × %d] matrix reads tokens in and scores them out", c.VocabSize, c.EmbDim()))
 	}
 	if d := c.Disentangled; d != nil && d.Relative && (d.C2P || d.P2C) {
+		card.ScoreTerms = []string{"c2c"}
+		if d.C2P {
+			card.ScoreTerms = append(card.ScoreTerms, "c2p")
+		}
+		if d.P2C {
+			card.ScoreTerms = append(card.ScoreTerms, "p2c")
+		}
 		card.Shared = append(card.Shared, fmt.Sprintf("one table of %d relative-position embeddings serves every layer; each layer reads it through its own key and query projections (share_att_key)", 2*d.Span()))
 	}
 	if card.Role != "" {

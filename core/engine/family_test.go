@@ -76,17 +76,17 @@ func fixtureTensors(t *testing.T, path string) map[string][]float32 {
 func TestDescribeFamily(t *testing.T) {
 	type heads struct{ mlm, nsp, sop, rtd bool }
 	for _, tc := range []struct {
-		fixture         string
-		name, role      string
-		E, H            int
-		proj            bool
-		layerOf         []int
-		kind            string
-		positions       []string // substrings of Positions
-		shared          []string // substrings of Shared, in order; nil: none
-		heads           heads
-		idea            string
-		notPositionText string
+		fixture    string
+		name, role string
+		E, H       int
+		proj       bool
+		layerOf    []int
+		kind       string
+		positions  []string // substrings of Positions
+		shared     []string // substrings of Shared, in order; nil: none
+		heads      heads
+		idea       string
+		terms      []string
 	}{
 		{fixture: "bert-tiny-random", name: "BERT", E: 64, H: 64, layerOf: []int{0, 1}, kind: "absolute",
 			positions: []string{"32 positions"}, shared: []string{"(tied)"}, heads: heads{mlm: true, nsp: true}, idea: "follow each other"},
@@ -108,9 +108,10 @@ func TestDescribeFamily(t *testing.T) {
 			kind: "absolute", shared: []string{"(tied)", "this checkpoint is the generator"}, heads: heads{mlm: true}},
 		{fixture: "deberta-tiny-random", name: "DeBERTa", E: 48, H: 48, layerOf: []int{0, 1, 2}, kind: "relative buckets",
 			positions: []string{"in 8 buckets each way (exact up to ±4, then log-spaced up to ±16)", "no absolute positions"},
-			shared:    []string{"(tied)", "one table of 16 relative-position embeddings"}, heads: heads{mlm: true}, idea: "position-to-content"},
+			shared:    []string{"(tied)", "one table of 16 relative-position embeddings"}, heads: heads{mlm: true}, idea: "position-to-content",
+			terms: []string{"c2c", "c2p", "p2c"}},
 		{fixture: "deberta-tiny-nobuckets", name: "DeBERTa", E: 48, H: 48, layerOf: []int{0, 1, 2}, kind: "relative",
-			positions: []string{"clamped to ±6", "16 absolute positions"}, shared: []string{"one table of 12 relative-position embeddings"}},
+			positions: []string{"clamped to ±6", "16 absolute positions"}, shared: []string{"one table of 12 relative-position embeddings"}, terms: []string{"c2c", "c2p"}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			f, err := hf.LoadFolder(filepath.Join(familyDir, tc.fixture))
@@ -152,6 +153,9 @@ func TestDescribeFamily(t *testing.T) {
 			}
 			if len(c.Heads) != 4 || (heads{got["MLM"], got["NSP"], got["SOP"], got["RTD"]}) != tc.heads {
 				t.Errorf("heads %+v, want %+v", c.Heads, tc.heads)
+			}
+			if !slices.Equal(c.ScoreTerms, tc.terms) {
+				t.Errorf("score terms %q, want %q", c.ScoreTerms, tc.terms)
 			}
 			if !strings.Contains(c.Idea, tc.idea) {
 				t.Errorf("idea %q lacks %q", c.Idea, tc.idea)
