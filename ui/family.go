@@ -107,11 +107,15 @@ func (a *App) SharedLayerNote(l int) string {
 		return fmt.Sprintf("Every layer of this %s is the same weights: its %d layers all run layer group 0, one set of attention and feed-forward weights applied %d times. Layer %d differs from the others only in its input, the output of the layer before.",
 			c.Name, c.Blocks, c.Blocks, l)
 	}
-	also := "no other layer"
-	if len(same) > 0 {
-		also = "layers " + strings.Join(same, ", ") + " too"
+	also := "which no other layer runs"
+	switch len(same) {
+	case 0:
+	case 1:
+		also = "shared with layer " + same[0]
+	default:
+		also = "shared with layers " + strings.Join(same, ", ")
 	}
-	return fmt.Sprintf("This %s shares weights across depth: its %d layers run %d layer groups, and layer %d runs group %d, as do %s. Layers of one group differ only in their input.",
+	return fmt.Sprintf("This %s shares weights across depth: its %d layers run %d layer groups, and layer %d runs group %d, %s. Layers of one group differ only in their input.",
 		c.Name, c.Blocks, c.DistinctLayers, l, g, also)
 }
 

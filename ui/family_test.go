@@ -191,8 +191,8 @@ func TestSharedLayerNote(t *testing.T) {
 		want    string
 	}{
 		{"albert-tiny-random", 2, "Every layer of this ALBERT is the same weights: its 3 layers all run layer group 0"},
-		{"albert-tiny-groups", 2, "layer 2 runs group 1, as do no other layer"},
-		{"albert-tiny-groups", 0, "layer 0 runs group 0, as do layers 1 too"},
+		{"albert-tiny-groups", 2, "layer 2 runs group 1, which no other layer runs"},
+		{"albert-tiny-groups", 0, "layer 0 runs group 0, shared with layer 1"},
 		{"electra-tiny-discriminator", 1, ""},
 	} {
 		a := &App{Eng: familyEngine(t, tc.fixture)}
@@ -214,7 +214,7 @@ func TestFamilyPanel(t *testing.T) {
 	html := renderApp(t, a)
 	for _, s := range []string{`data-role="family-card"`, `data-family="albert"`, "ALBERT", "Lan et al., 2019",
 		"E 16 → H 48", "1,920 numbers (V×E) where V×H would be 5,760", "3, all running one set of weights",
-		`data-head="SOP" data-present="1"`, `data-head="NSP" data-present="0"`, `data-head="MLM" data-present="1"`, "all 3 blocks run the same layer"} {
+		`data-head="SOP" data-present="1"`, `data-head="NSP" data-present="0"`, `data-head="MLM" data-present="1"`, "all 3 layers run the same weights"} {
 		if !strings.Contains(html, s) {
 			t.Errorf("the family card lacks %q", s)
 		}
