@@ -45,7 +45,7 @@ func familyEngine(t *testing.T, fixture string) *nativeEngine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &nativeEngine{e: e, m: e.Model(), tok: e.Tokenizer()}
+	return &nativeEngine{e: e, m: e.Model()}
 }
 
 // renderApp renders the page without a browser.
