@@ -128,6 +128,9 @@ func TestFamilyViews(t *testing.T) {
 				t.Errorf("%s: the card (%s) lacks %q", tc.fixture, all, f)
 			}
 		}
+		if strings.HasPrefix(tc.heads, "MLM") {
+			checkFamilyPipelines(t, ctx, e, tc.fixture)
+		}
 		switch tc.fixture {
 		case "albert-tiny-random":
 			screenshot(t, ctx, "family-card-"+tc.fixture)
@@ -142,6 +145,41 @@ func TestFamilyViews(t *testing.T) {
 	// The discriminator is loaded last: "Replaced?".
 	_, e := familyFolder(t, "electra-tiny-discriminator")
 	checkReplaced(t, ctx, e)
+}
+
+// checkFamilyPipelines runs the views every family with an MLM head shares on the loaded
+// folder: the mask view's predictions equal the native engine's, the attention grid has every
+// layer and head, the layer stepper and Why? answer without an error.
+func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, fixture string) {
+	t.Helper()
+	const text = "the chef cooked the meal"
+	do(t, ctx, 10*time.Second, fixture+": the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
+	do(t, ctx, 30*time.Second, fixture+": typing a sentence",
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
+		chromedp.SendKeys(chromedp.CSS("#text"), text),
+		chromedp.KeyEvent(kb.Enter))
+	wait(t, ctx, 30*time.Second, fixture+": the words", settled+` && [...document.querySelectorAll('button.word')].map(b => b.textContent.trim()).join(' ') === `+jsString(text))
+	do(t, ctx, 10*time.Second, fixture+": masking cooked", chromedp.Click(chromedp.CSS(`button.word[data-word="2"]`)))
+	wait(t, ctx, 30*time.Second, fixture+": predictions", settled+` && document.querySelectorAll('.card[data-mask="2"]:not(.stale) .pred').length === 5`)
+	want, err := e.FillMask("the chef [MASK] the meal", nil, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreds(t, eval[[]pagePred](t, ctx, predsJS("2")), want.Masks[0], fixture+" fill-mask")
+	if fixture == "deberta-tiny-random" {
+		screenshot(t, ctx, "family-deberta-mask")
+	}
+
+	c := e.Info().Config
+	do(t, ctx, 10*time.Second, fixture+": the attention view", chromedp.Click(chromedp.CSS(`button[data-tab="attention"]`)))
+	wait(t, ctx, 30*time.Second, fixture+": the attention grid", settled+` && document.querySelectorAll('.thumb canvas').length === `+itoa(c.NumHiddenLayers*c.NumAttentionHeads)+` && document.querySelector('.heatmap canvas')`)
+	do(t, ctx, 10*time.Second, fixture+": the layer view", chromedp.Click(chromedp.CSS(`button[data-tab="steps"]`)))
+	wait(t, ctx, 30*time.Second, fixture+": the layer's steps", settled+` && document.querySelectorAll('.stepnav button').length === 10 && document.querySelector('[data-step-id]')`)
+	do(t, ctx, 10*time.Second, fixture+": Why?", chromedp.Click(chromedp.CSS(`button[data-tab="why"]`)))
+	wait(t, ctx, 60*time.Second, fixture+": the attributions", settled+` && document.querySelector('[data-role="attrs"]')`)
+	if msg := eval[string](t, ctx, `[...document.querySelectorAll('.error, [data-role="why-empty"]')].map(e => e.textContent).join(' | ')`); msg != "" {
+		t.Errorf("%s: errors on the page: %s", fixture, msg)
+	}
 }
 
 // checkSharedLayers opens "Inside a layer" on ALBERT's 3 blocks over 2 groups: the note names the
