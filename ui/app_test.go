@@ -57,6 +57,7 @@ func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
 	info := &ModelInfo{Parameters: got.Parameters, Heads: got.Heads}
 	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = got.Config.NumHiddenLayers, got.Config.NumAttentionHeads
 	info.Config.HiddenSize = got.Config.HiddenSize
+	info.Family = got.Family
 	return info, nil
 }
 

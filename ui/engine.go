@@ -61,6 +61,9 @@ type Engine interface {
 	TrainPredict(text string) (*engine.TaskPrediction, error)
 	// TrainExport returns the run's model as a zip of its HF folder, and the archive's name.
 	TrainExport() (name string, zip []byte, err error)
+
+	// The family views' questions (family.go).
+	FamilyEngine
 }
 
 // TrainEvents is the engine's answer to a training step: what happened, and whether the run
@@ -101,6 +104,8 @@ type ModelInfo struct {
 		TypeVocabSize         int    `json:"type_vocab_size"`
 		HiddenAct             string `json:"hidden_act"`
 	} `json:"config"`
+	// Family describes the model's family (engine.DescribeFamily).
+	Family *FamilyCard `json:"family"`
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.

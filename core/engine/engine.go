@@ -15,6 +15,7 @@ import (
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/tokenizer/auto"
 	"github.com/bertlab/bertlab/core/train"
 )
 
@@ -27,7 +28,9 @@ type Engine struct {
 	Labs  Labs
 	name  string
 	model *bert.Model
-	tok   *tokenizer.Tokenizer
+	tok   tokenizer.Encoder
+	// wp is tok when it is BERT's WordPiece, which the training labs need; nil otherwise.
+	wp    *tokenizer.Tokenizer
 	notes []string
 	run   Run // the training lab's run; nil before the first
 }
@@ -35,16 +38,18 @@ type Engine struct {
 // ErrNoModel is the error of every question asked before a model is loaded.
 var ErrNoModel = errors.New("no model loaded")
 
-// New returns an engine for m and its tokenizer; name is what Name reports.
-func New(name string, m *bert.Model, tok *tokenizer.Tokenizer) (*Engine, error) {
-	if m == nil || tok == nil {
+// New returns an engine for m and its tokenizer (any kind: WordPiece, byte-level BPE,
+// SentencePiece Unigram); name is what Name reports.
+func New(name string, m *bert.Model, tok tokenizer.Encoder) (*Engine, error) {
+	if m == nil || tokenizer.IsNil(tok) {
 		return nil, errors.New("engine: the model and its tokenizer are both needed")
 	}
-	if n := tok.Vocab().Len(); n > m.Config.VocabSize {
+	if n := tok.VocabSize(); n > m.Config.VocabSize {
 		return nil, fmt.Errorf("engine: model %s: the vocabulary has %d tokens but vocab_size is %d", name, n, m.Config.VocabSize)
 	}
 	PackForEval(m)
-	return &Engine{name: name, model: m, tok: tok}, nil
+	wp, _ := tok.(*tokenizer.Tokenizer)
+	return &Engine{name: name, model: m, tok: tok, wp: wp}, nil
 }
 
 // packLimit is the largest model (in parameters) whose weights the engine packs beside the raw
@@ -89,20 +94,29 @@ type ModelInfo struct {
 	Config     bert.Config `json:"config"`
 	// Family describes the model's family for the Models view (DescribeFamily).
 	Family *FamilyCard `json:"family"`
+	// Tokenizer is the tokenizer's kind: "wordpiece", "bpe" or "unigram".
+	Tokenizer string `json:"tokenizer"`
+	// MaskToken is the mask token as text is written with it ("[MASK]", RoBERTa's "<mask>");
+	// BERT's [MASK] is read as it too.
+	MaskToken string `json:"mask_token"`
+	// Specials are the tokenizer's special tokens.
+	Specials tokenizer.Specials `json:"specials"`
 }
 
-// Load loads the HF model folder at the root of fsys (hf.LoadFS), which must hold a
-// vocabulary, and replaces the engine's model with it; a failed load keeps the model there was.
+// Load loads the HF model folder at the root of fsys (hf.LoadFS), which must hold a tokenizer
+// (vocab.txt, tokenizer.json, vocab.json and merges.txt, spiece.model or spm.model), and
+// replaces the engine's model with it; a failed load keeps the model there was.
 func (e *Engine) Load(fsys fs.FS, name string) (*ModelInfo, error) {
 	f, err := hf.LoadFS(fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	if f.Tokenizer == nil {
-		return nil, fmt.Errorf("model folder %s: no %s", name, hf.VocabFile)
+	if f.Encoder == nil {
+		return nil, fmt.Errorf("model folder %s: no tokenizer files (%s, %s, %s and %s, %s or %s)", name,
+			tokenizer.VocabFile, tokenizer.TokenizerJSONFile, tokenizer.BPEVocabFile, tokenizer.BPEMergesFile, auto.SpieceFile, auto.SpmFile)
 	}
 	PackForEval(f.Model)
-	e.name, e.model, e.tok, e.notes = name, f.Model, f.Tokenizer, f.Report.Notes
+	e.name, e.model, e.tok, e.wp, e.notes = name, f.Model, f.Encoder, f.Tokenizer, f.Report.Notes
 	return e.Info(), nil
 }
 
@@ -113,7 +127,7 @@ func (e *Engine) Info() *ModelInfo {
 	}
 	n := e.model.NumParams()
 	return &ModelInfo{OK: true, Parameters: n, Heads: e.model.HeadNames(), Notes: e.notes, Config: e.model.Config,
-		Family: DescribeFamily(e.model, n)}
+		Family: DescribeFamily(e.model, n), Tokenizer: e.tok.Kind(), MaskToken: tokenizer.MaskToken(e.tok), Specials: tokenizer.SpecialsOf(e.tok)}
 }
 
 // Name is the loaded model's name ("" before a load).
@@ -123,7 +137,7 @@ func (e *Engine) Name() string { return e.name }
 func (e *Engine) Model() *bert.Model { return e.model }
 
 // Tokenizer is the loaded model's tokenizer (nil before a load).
-func (e *Engine) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+func (e *Engine) Tokenizer() tokenizer.Encoder { return e.tok }
 
 func (e *Engine) ready() error {
 	if e.model == nil {
@@ -232,15 +246,22 @@ func (e *Engine) labsReady() error {
 	if e.Labs == nil {
 		return ErrNoLabs
 	}
+	if e.wp == nil {
+		return fmt.Errorf("%w (this model's is %s)", ErrLabsWordPiece, e.tok.Kind())
+	}
 	return nil
 }
+
+// ErrLabsWordPiece is the error of the lab questions for a model whose tokenizer is not BERT's
+// WordPiece: the masking and training labs build on its vocabulary.
+var ErrLabsWordPiece = errors.New("the training and masking labs need a WordPiece (vocab.txt) tokenizer")
 
 // MaskLab masks text as BERT's pre-training does, drawing from seed (Labs.MaskLab).
 func (e *Engine) MaskLab(text string, seed uint64, wholeWord bool) (*MaskLabResult, error) {
 	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	return e.Labs.MaskLab(e.tok, text, e.model.Config.MaxSequenceLength(), seed, wholeWord)
+	return e.Labs.MaskLab(e.wp, text, e.model.Config.MaxSequenceLength(), seed, wholeWord)
 }
 
 // NSPPairs builds n next-sentence instances from the sample corpus (Labs.NSPPairs).
@@ -248,7 +269,7 @@ func (e *Engine) NSPPairs(seed uint64, n int) ([]NSPPair, error) {
 	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	return e.Labs.NSPPairs(e.tok, seed, n)
+	return e.Labs.NSPPairs(e.wp, seed, n)
 }
 
 // Samples lists the sentences of the sample corpus (Labs.Samples).
@@ -271,7 +292,7 @@ func (e *Engine) TrainStart(req FinetuneRequest) (*FinetuneInfo, error) {
 	if err := e.labsReady(); err != nil {
 		return nil, err
 	}
-	run, err := e.Labs.Start(e.model, e.tok, req)
+	run, err := e.Labs.Start(e.model, e.wp, req)
 	if err != nil {
 		return nil, err
 	}

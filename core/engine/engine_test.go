@@ -9,6 +9,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
 // fixture is the random-weight Tiny BERT of the reference fixtures (32 positions, 2 layers,
@@ -89,7 +90,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := e.Tokenizer().Config(); c.DoLowerCase || c.ModelMaxLength != 16 {
+	if c := e.Tokenizer().(*tokenizer.Tokenizer).Config(); c.DoLowerCase || c.ModelMaxLength != 16 {
 		t.Errorf("tokenizer_config.json not applied: %+v", c)
 	}
 	for _, tc := range []struct {

@@ -14,7 +14,7 @@ import (
 // target and names tokens. The command line and the HTTP API use it alike.
 type Explainer struct {
 	Model Model
-	Tok   *tokenizer.Tokenizer
+	Tok   tokenizer.Encoder
 }
 
 // Request is one question about a text. Zero fields take the defaults.
@@ -62,7 +62,7 @@ type encoded struct {
 }
 
 func (e *Explainer) encode(r Request) (*encoded, error) {
-	if e.Tok == nil {
+	if tokenizer.IsNil(e.Tok) {
 		return nil, fmt.Errorf("explain: no tokenizer (vocab.txt)")
 	}
 	if strings.TrimSpace(r.Text) == "" {
@@ -138,17 +138,16 @@ func (e *Explainer) resolve(r Request, x *encoded) (*TargetInfo, error) {
 			return nil, fmt.Errorf("explain: target %q: a fine-tuned model takes class:N or tag:I:N", s)
 		}
 		if len(x.masks) == 0 {
-			return nil, fmt.Errorf("explain: target word %q needs a %s in the text", s, e.Tok.Config().MaskToken)
+			return nil, fmt.Errorf("explain: target word %q needs a %s in the text", s, tokenizer.MaskToken(e.Tok))
 		}
 		// A vocabulary token is taken as it stands (a continuation piece "##ing", "[unused1]",
-		// which Tokenize would split); another word is tokenized.
-		id, ok := e.Tok.Vocab().ID(s)
+		// which tokenizing would split); another word is tokenized.
+		id, ok := e.Tok.TokenID(s)
 		if !ok {
-			toks := e.Tok.Tokenize(s)
-			if len(toks) != 1 {
-				return nil, fmt.Errorf("explain: target word %q is %d word pieces; give one vocabulary token", s, len(toks))
+			var err error
+			if id, err = oneToken(e.Tok, s); err != nil {
+				return nil, err
 			}
-			id = toks[0].ID
 		}
 		t = Target{Kind: MaskedToken, Position: x.masks[0], Index: id}
 	}
@@ -156,6 +155,29 @@ func (e *Explainer) resolve(r Request, x *encoded) (*TargetInfo, error) {
 		return nil, err
 	}
 	return &TargetInfo{Target: t, Label: e.label(t, x)}, nil
+}
+
+// oneToken is the id of word as one token after a space (BPE's "Ġmat", SentencePiece's "▁mat",
+// WordPiece's "mat"), or else at the start of a text.
+func oneToken(tok tokenizer.Encoder, word string) (int, error) {
+	n := 0
+	for _, text := range []string{" " + word, word} {
+		enc, err := tok.Encode(text, 0)
+		if err != nil {
+			return 0, fmt.Errorf("explain: target word %q: %w", word, err)
+		}
+		id := -1
+		n = 0
+		for i, sp := range enc.Special {
+			if !sp {
+				id, n = enc.IDs[i], n+1
+			}
+		}
+		if n == 1 {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("explain: target word %q is %d word pieces; give one vocabulary token", word, n)
 }
 
 // defaultTarget is the model's own answer: the top prediction at the first [MASK], the top
@@ -203,7 +225,7 @@ func (e *Explainer) label(t Target, x *encoded) string {
 	}
 	switch t.Kind {
 	case MaskedToken:
-		return fmt.Sprintf("%q at token %d", e.Tok.Vocab().Token(t.Index), t.Position)
+		return fmt.Sprintf("%q at token %d", e.Tok.Token(t.Index), t.Position)
 	case IsNext:
 		return "IsNext"
 	case Class:
@@ -300,7 +322,7 @@ func (e *Explainer) maskedLM(r Request, what string) (*encoded, int, error) {
 		return nil, 0, err
 	}
 	if len(x.masks) == 0 {
-		return nil, 0, fmt.Errorf("explain: %s needs a %s in the text", what, e.Tok.Config().MaskToken)
+		return nil, 0, fmt.Errorf("explain: %s needs a %s in the text", what, tokenizer.MaskToken(e.Tok))
 	}
 	return x, k, nil
 }
@@ -338,7 +360,7 @@ func (e *Explainer) lens(x *encoded, k int, ti *TargetInfo) (*Lens, error) {
 
 func (e *Explainer) name(ps []Prediction) {
 	for i := range ps {
-		ps[i].Token = e.Tok.Vocab().Token(ps[i].ID)
+		ps[i].Token = e.Tok.Token(ps[i].ID)
 	}
 }
 
@@ -363,7 +385,7 @@ func (e *Explainer) ablation(x *encoded, k int, off []Head) (*Ablation, error) {
 	for _, p := range a.Positions {
 		for _, list := range [][]Shift{p.Before, p.After} {
 			for i := range list {
-				list[i].Token = e.Tok.Vocab().Token(list[i].ID)
+				list[i].Token = e.Tok.Token(list[i].ID)
 			}
 		}
 	}

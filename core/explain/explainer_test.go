@@ -3,6 +3,8 @@ package explain
 import (
 	"strings"
 	"testing"
+
+	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
 func TestExplainerTargets(t *testing.T) {
@@ -123,11 +125,11 @@ func TestExplainerParts(t *testing.T) {
 // pieceID is the vocabulary id of a token that Tokenize would split ("##s": "#", "#", "s").
 func pieceID(t *testing.T, e *Explainer, piece string) int {
 	t.Helper()
-	id, ok := e.Tok.Vocab().ID(piece)
+	id, ok := e.Tok.TokenID(piece)
 	if !ok {
 		t.Fatalf("the vocabulary has no %q", piece)
 	}
-	if toks := e.Tok.Tokenize(piece); len(toks) == 1 && toks[0].ID == id {
+	if toks := e.Tok.(*tokenizer.Tokenizer).Tokenize(piece); len(toks) == 1 && toks[0].ID == id {
 		t.Fatalf("%q tokenizes to itself: the case would not test the lookup", piece)
 	}
 	return id

@@ -28,6 +28,9 @@ func LoadFolder(dir string) (*Explainer, error) {
 			if err != nil {
 				return nil, err
 			}
+			if f.Tokenizer == nil {
+				return nil, fmt.Errorf("model folder %s has no vocab.txt", dir)
+			}
 			e = &Explainer{Model: FineTuned(f.Model), Tok: f.Tokenizer}
 		}
 	}
@@ -36,10 +39,10 @@ func LoadFolder(dir string) (*Explainer, error) {
 		if err != nil {
 			return nil, err
 		}
-		e = &Explainer{Model: PreTraining(f.Model), Tok: f.Tokenizer}
-	}
-	if e.Tok == nil {
-		return nil, fmt.Errorf("model folder %s has no vocab.txt", dir)
+		if f.Encoder == nil {
+			return nil, fmt.Errorf("model folder %s has no tokenizer files", dir)
+		}
+		e = &Explainer{Model: PreTraining(f.Model), Tok: f.Encoder}
 	}
 	return e, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/tensor"
 	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/tokenizer/auto"
 )
 
 // File names of the HF folder layout.
@@ -37,10 +38,18 @@ type Report struct {
 
 // Folder is a loaded HF model folder.
 type Folder struct {
-	Dir       string
-	Model     *bert.Model
-	Tokenizer *tokenizer.Tokenizer // nil if the folder has no vocab.txt
-	Report    *Report
+	Dir   string
+	Model *bert.Model
+	// Encoder is the folder's tokenizer, whichever kind (auto.LoadFS); nil when the folder has
+	// no tokenizer files.
+	Encoder tokenizer.Encoder
+	// Tokenizer is Encoder when that is BERT's WordPiece (vocab.txt), which the training labs
+	// need; nil otherwise.
+	Tokenizer *tokenizer.Tokenizer
+	// TokenizerFiles holds the folder's tokenizer files as they were read (auto.Files), so that a
+	// writer of the folder keeps them (SaveOptions.TokenizerFiles).
+	TokenizerFiles map[string][]byte
+	Report         *Report
 }
 
 // LoadFolder loads config.json, model.safetensors and, when present, vocab.txt and
@@ -68,11 +77,12 @@ func LoadFS(fsys fs.FS, name string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := folderTokenizer(fsys, name, cfg)
+	enc, files, err := folderTokenizer(fsys, name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Folder{Dir: name, Model: m, Tokenizer: tok, Report: rep}, nil
+	wp, _ := enc.(*tokenizer.Tokenizer)
+	return &Folder{Dir: name, Model: m, Encoder: enc, Tokenizer: wp, TokenizerFiles: files, Report: rep}, nil
 }
 
 // CompleteHeads gives f's model the heads it lacks (pooler, masked LM, next sentence),
@@ -165,20 +175,31 @@ func openWeights(fsys fs.FS, name string) (weights, error) {
 	return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
 }
 
-// folderTokenizer loads the tokenizer at the root of fsys, or returns nil when there is no
-// vocab.txt.
-func folderTokenizer(fsys fs.FS, name string, cfg bert.Config) (*tokenizer.Tokenizer, error) {
-	if _, err := fs.Stat(fsys, VocabFile); err != nil {
-		return nil, nil
+// folderTokenizer loads the tokenizer at the root of fsys (auto.LoadFS) and the files it was
+// made from, or returns nil when the folder has no tokenizer files.
+func folderTokenizer(fsys fs.FS, name string, cfg bert.Config) (tokenizer.Encoder, map[string][]byte, error) {
+	tok, err := auto.LoadFS(fsys, name)
+	if errors.Is(err, auto.ErrNone) {
+		return nil, nil, nil
 	}
-	tok, err := tokenizer.LoadFS(fsys, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
+		return nil, nil, fmt.Errorf("%s: %w", folderLabel(name), err)
 	}
-	if n := tok.Vocab().Len(); n > cfg.VocabSize {
-		return nil, fmt.Errorf("%s: %s has %d tokens but config.json vocab_size is %d", folderLabel(name), VocabFile, n, cfg.VocabSize)
+	if n := tok.VocabSize(); n > cfg.VocabSize {
+		return nil, nil, fmt.Errorf("%s: the %s tokenizer has %d tokens but config.json vocab_size is %d", folderLabel(name), tok.Kind(), n, cfg.VocabSize)
 	}
-	return tok, nil
+	files := map[string][]byte{}
+	for _, file := range auto.Files {
+		b, err := fs.ReadFile(fsys, file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", folderLabel(name), err)
+		}
+		files[file] = b
+	}
+	return tok, files, nil
 }
 
 // bodyKey maps a file's tensor name to the name Model.Params uses: legacy gamma/beta renamed,
@@ -325,10 +346,15 @@ func loadModel(f weights, path string, cfg bert.Config) (*bert.Model, *Report, e
 type SaveOptions struct {
 	// DType of the weights: "F32" (default), "F16" or "BF16".
 	DType DType
+	// TokenizerFiles are tokenizer files to write as they are (a loaded Folder's
+	// TokenizerFiles: tokenizer.json, vocab.json, merges.txt, spiece.model, ...). When
+	// SaveFolder is given a WordPiece tokenizer, that writes vocab.txt and
+	// tokenizer_config.json instead of the copies.
+	TokenizerFiles map[string][]byte
 }
 
-// SaveFolder writes m (and tok, if not nil) to dir in HF layout, each file written to a
-// temporary name and renamed, so a crash never leaves a half-written file.
+// SaveFolder writes m (and tok, if not nil, and opt.TokenizerFiles) to dir in HF layout, each
+// file written to a temporary name and renamed, so a crash never leaves a half-written file.
 func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOptions) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save %s: %w", dir, err)
@@ -381,6 +407,15 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	}
 	if err := writeWeights(dir, params, opt.DType); err != nil {
 		return err
+	}
+	for _, file := range auto.Files {
+		data, ok := opt.TokenizerFiles[file]
+		if !ok || tok != nil && (file == tokenizer.VocabFile || file == tokenizer.ConfigFile) {
+			continue
+		}
+		if err := WriteFileAtomic(filepath.Join(dir, file), data); err != nil {
+			return fmt.Errorf("save %s: %w", dir, err)
+		}
 	}
 	if tok != nil {
 		if err := tok.SaveDir(dir); err != nil {

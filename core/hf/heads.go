@@ -34,7 +34,7 @@ type TaskLoadOptions struct {
 type TaskFolder struct {
 	Dir       string
 	Model     *bert.TaskModel
-	Tokenizer *tokenizer.Tokenizer // nil if the folder has no vocab.txt
+	Tokenizer *tokenizer.Tokenizer // nil if the folder has no WordPiece tokenizer (vocab.txt)
 	Report    *Report
 }
 
@@ -63,10 +63,11 @@ func LoadTaskFS(fsys fs.FS, name string, task bert.Task, opt TaskLoadOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	tok, err := folderTokenizer(fsys, name, cfg)
+	enc, _, err := folderTokenizer(fsys, name, cfg)
 	if err != nil {
 		return nil, err
 	}
+	tok, _ := enc.(*tokenizer.Tokenizer) // the task models are BERT's: WordPiece
 	return &TaskFolder{Dir: name, Model: m, Tokenizer: tok, Report: rep}, nil
 }
 

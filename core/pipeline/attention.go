@@ -26,7 +26,7 @@ type AttentionResult struct {
 
 // Attention runs the model on text (and the optional second segment pair), truncated to the
 // model's positions, and returns layer's attention probabilities.
-func Attention(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, layer int) (*AttentionResult, error) {
+func Attention(m *bert.Model, tok tokenizer.Encoder, text string, pair *string, layer int) (*AttentionResult, error) {
 	if L := m.Config.NumHiddenLayers; layer < 0 || layer >= L {
 		return nil, fmt.Errorf("attention: layer %d outside [0, %d]", layer, L-1)
 	}
@@ -40,7 +40,7 @@ func Attention(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *strin
 
 // AttentionLayers is Attention for every layer at once, from one forward pass (a view that
 // draws all layers needs no more): element l is layer l.
-func AttentionLayers(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string) ([]AttentionResult, error) {
+func AttentionLayers(m *bert.Model, tok tokenizer.Encoder, text string, pair *string) ([]AttentionResult, error) {
 	enc, out, err := traced(m, tok, text, pair)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func AttentionLayers(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair 
 
 // traced encodes text (and pair), truncated to the model's positions, and runs the model with
 // the trace, which holds every layer's probabilities: the forward pass has no way to stop early.
-func traced(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string) (tokenizer.Encoding, *bert.Output, error) {
+func traced(m *bert.Model, tok tokenizer.Encoder, text string, pair *string) (tokenizer.Encoding, *bert.Output, error) {
 	enc, err := Encode(tok, text, pair, m.Config.MaxSequenceLength())
 	if err != nil {
 		return enc, nil, fmt.Errorf("attention: %w", err)

@@ -25,7 +25,7 @@ func (r ClozeResult) Hit(k int) bool { return r.Rank > 0 && r.Rank <= k }
 
 // Cloze fills each sentence's one [MASK] with the model's top-k tokens and ranks the accepted
 // words among them (compared without regard to case).
-func Cloze(m *bert.Model, tok *tokenizer.Tokenizer, items []dataset.Cloze, topK int) ([]ClozeResult, error) {
+func Cloze(m *bert.Model, tok tokenizer.Encoder, items []dataset.Cloze, topK int) ([]ClozeResult, error) {
 	out := make([]ClozeResult, 0, len(items))
 	for _, c := range items {
 		r, err := FillMask(m, tok, c.Text, nil, topK)
@@ -39,7 +39,7 @@ func Cloze(m *bert.Model, tok *tokenizer.Tokenizer, items []dataset.Cloze, topK 
 	rank:
 		for i, p := range res.Predictions {
 			for _, w := range c.Accept {
-				if strings.EqualFold(p.Token, w) {
+				if strings.EqualFold(clozeWord(tok, p), w) {
 					res.Rank = i + 1
 					break rank
 				}
@@ -48,6 +48,34 @@ func Cloze(m *bert.Model, tok *tokenizer.Tokenizer, items []dataset.Cloze, topK 
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// familyMask writes text's [MASK] (the cloze sets' and the page's mask) as tok's own mask
+// token (RoBERTa's <mask>) when tok has no [MASK].
+func familyMask(tok tokenizer.Encoder, text string) string {
+	if !strings.Contains(text, bertMask) {
+		return text
+	}
+	mask := tokenizer.MaskToken(tok)
+	if mask == "" || mask == bertMask {
+		return text
+	}
+	if _, ok := tok.TokenID(bertMask); ok {
+		return text
+	}
+	return strings.ReplaceAll(text, bertMask, mask)
+}
+
+// bertMask is BERT's mask token, the one the cloze sets write.
+const bertMask = "[MASK]"
+
+// clozeWord is the word of a prediction that a cloze set's accepted words are compared with: the
+// WordPiece entry itself (a "##" piece is never a word), any other tokenizer's readable word.
+func clozeWord(tok tokenizer.Encoder, p Prediction) string {
+	if tok.Kind() == tokenizer.KindWordPiece {
+		return p.Token
+	}
+	return p.Word
 }
 
 // ClozeShare is the share of the results with accepted words that have one in their top k, and
@@ -71,8 +99,8 @@ func ClozeShare(rs []ClozeResult, k int) (float64, int) {
 
 // ClozeMetrics scores each named set of cloze sentences: cloze_NAME_top1 and cloze_NAME_top5,
 // the shares of sentences with an accepted word first and among the first five.
-func ClozeMetrics(m *bert.Model, tok *tokenizer.Tokenizer, sets map[string][]dataset.Cloze) (map[string]float64, error) {
-	if tok == nil {
+func ClozeMetrics(m *bert.Model, tok tokenizer.Encoder, sets map[string][]dataset.Cloze) (map[string]float64, error) {
+	if tokenizer.IsNil(tok) {
 		return nil, fmt.Errorf("cloze: the model has no vocabulary")
 	}
 	out := map[string]float64{}

@@ -44,7 +44,7 @@ type EmbedResult struct {
 // Each text runs through the model on its own (batch of 1): a padded batch would do the work of
 // its longest text for every text, and the vectors would then depend, by float32 rounding, on
 // which other texts came in the same request.
-func Embed(m *bert.Model, tok *tokenizer.Tokenizer, texts []string, pooling Pooling) (*EmbedResult, error) {
+func Embed(m *bert.Model, tok tokenizer.Encoder, texts []string, pooling Pooling) (*EmbedResult, error) {
 	if pooling != PoolCLS && pooling != PoolMean {
 		return nil, fmt.Errorf("embed: pooling %q: want %q or %q", pooling, PoolCLS, PoolMean)
 	}

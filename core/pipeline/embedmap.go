@@ -14,7 +14,7 @@ import (
 
 // EmbeddingMap runs the model on each sentence and returns layer's hidden states of all their
 // tokens projected onto their first two principal axes.
-func EmbeddingMap(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, layer int, opts EmbeddingMapOptions) (*EmbeddingMapResult, error) {
+func EmbeddingMap(m *bert.Model, tok tokenizer.Encoder, sentences []string, layer int, opts EmbeddingMapOptions) (*EmbeddingMapResult, error) {
 	if L := m.Config.NumHiddenLayers; layer < 0 || layer > L {
 		return nil, fmt.Errorf("embedding map: layer %d outside [0, %d] (0 is the embedding output)", layer, L)
 	}
@@ -27,7 +27,7 @@ func EmbeddingMap(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, l
 
 // EmbeddingLayers is EmbeddingMap for every layer, 0 to NumHiddenLayers, from one forward
 // pass per sentence: element l is layer l.
-func EmbeddingLayers(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts EmbeddingMapOptions) ([]EmbeddingMapResult, error) {
+func EmbeddingLayers(m *bert.Model, tok tokenizer.Encoder, sentences []string, opts EmbeddingMapOptions) ([]EmbeddingMapResult, error) {
 	st, err := hiddenStates(m, tok, sentences, opts)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ type mapStates struct {
 	truncated []bool
 }
 
-func hiddenStates(m *bert.Model, tok *tokenizer.Tokenizer, sentences []string, opts EmbeddingMapOptions) (*mapStates, error) {
+func hiddenStates(m *bert.Model, tok tokenizer.Encoder, sentences []string, opts EmbeddingMapOptions) (*mapStates, error) {
 	switch {
 	case len(sentences) == 0:
 		return nil, fmt.Errorf("embedding map: no sentences")

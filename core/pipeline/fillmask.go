@@ -16,7 +16,9 @@ import (
 
 // Prediction is one candidate for a masked position.
 type Prediction struct {
-	Token string  `json:"token"`
+	Token string `json:"token"` // the vocabulary entry: "##ing", "Ġcat", "▁cat"
+	// Word is Token as a reader writes it (tokenizer.Encoder.Word): "ing", "cat".
+	Word  string  `json:"word"`
 	ID    int     `json:"id"`
 	Score float64 `json:"score"` // softmax probability
 }
@@ -48,7 +50,7 @@ type NSPResult struct {
 const MaxTopK = 100
 
 // FillMask predicts every [MASK] token of text (and of the optional second segment pair).
-func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, topK int) (*FillMaskResult, error) {
+func FillMask(m *bert.Model, tok tokenizer.Encoder, text string, pair *string, topK int) (*FillMaskResult, error) {
 	if m.MLM == nil {
 		return nil, fmt.Errorf("fill-mask: the model has no MLM head (cls.predictions); load a BertForMaskedLM or BertForPreTraining checkpoint")
 	}
@@ -59,7 +61,10 @@ func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string
 	if err != nil {
 		return nil, fmt.Errorf("fill-mask: %w", err)
 	}
-	maskID := tok.MaskID()
+	maskID, mask := tok.MaskID(), tokenizer.MaskToken(tok)
+	if maskID < 0 {
+		return nil, fmt.Errorf("fill-mask: the %s tokenizer has no mask token", tok.Kind())
+	}
 	var rows []int
 	for i, id := range enc.IDs {
 		if id == maskID {
@@ -68,16 +73,16 @@ func FillMask(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string
 	}
 	if len(rows) == 0 {
 		if enc.Truncated && containsMask(tok, text, pair) {
-			return nil, fmt.Errorf("fill-mask: every %s falls after the model's %d positions; shorten the text", tok.Config().MaskToken, m.Config.MaxSequenceLength())
+			return nil, fmt.Errorf("fill-mask: every %s falls after the model's %d positions; shorten the text", mask, m.Config.MaxSequenceLength())
 		}
-		return nil, fmt.Errorf("fill-mask: the text has no %s token; write %s where a word should be predicted", tok.Config().MaskToken, tok.Config().MaskToken)
+		return nil, fmt.Errorf("fill-mask: the text has no %s token; write %s where a word should be predicted", mask, mask)
 	}
 	return predict(m, tok, enc.IDs, enc.TypeIDs, rows, pair != nil && hasNSP(m), topK)
 }
 
 // predict runs the model once on one encoded sequence and answers the top-k predictions at the
 // token positions rows (each a [MASK]) and, if nsp, the next-sentence prediction.
-func predict(m *bert.Model, tok *tokenizer.Tokenizer, ids, types, rows []int, nsp bool, topK int) (*FillMaskResult, error) {
+func predict(m *bert.Model, tok tokenizer.Encoder, ids, types, rows []int, nsp bool, topK int) (*FillMaskResult, error) {
 	b := bert.Batch{B: 1, S: len(ids), InputIDs: ids, TokenTypeIDs: types}
 	out, err := m.Forward(b, bert.Options{MLM: true, MLMRows: rows, NSP: nsp})
 	if err != nil {
@@ -100,7 +105,7 @@ func hasNSP(m *bert.Model) bool { return m.NSP != nil && m.Pooler != nil }
 
 // NextSentence is BERT's next-sentence prediction for the pair (text, pair), truncated to the
 // model's positions: the probability that pair follows text.
-func NextSentence(m *bert.Model, tok *tokenizer.Tokenizer, text, pair string) (*NSPResult, error) {
+func NextSentence(m *bert.Model, tok tokenizer.Encoder, text, pair string) (*NSPResult, error) {
 	if !hasNSP(m) {
 		return nil, fmt.Errorf("next sentence: the model has no NSP head (cls.seq_relationship and bert.pooler); load a BertForPreTraining checkpoint")
 	}
@@ -124,7 +129,7 @@ func nspOf(logits []float32) *NSPResult {
 	return &NSPResult{IsNext: ea / (ea + eb), NotNext: eb / (ea + eb), Logits: [2]float32{logits[0], logits[1]}}
 }
 
-func containsMask(tok *tokenizer.Tokenizer, text string, pair *string) bool {
+func containsMask(tok tokenizer.Encoder, text string, pair *string) bool {
 	all, _ := Encode(tok, text, pair, 0)
 	for _, id := range all.IDs {
 		if id == tok.MaskID() {
@@ -136,7 +141,7 @@ func containsMask(tok *tokenizer.Tokenizer, text string, pair *string) bool {
 
 // topKSoftmax returns the k most probable entries of softmax(logits), highest first; ties go to
 // the lower id, as torch.topk does on CPU.
-func topKSoftmax(logits []float32, k int, tok *tokenizer.Tokenizer) []Prediction {
+func topKSoftmax(logits []float32, k int, tok tokenizer.Encoder) []Prediction {
 	k = min(k, len(logits))
 	idx := make([]int, 0, k+1)
 	for i, v := range logits {
@@ -155,23 +160,25 @@ func topKSoftmax(logits []float32, k int, tok *tokenizer.Tokenizer) []Prediction
 	_, sum := tensor.SoftmaxTerms(e, logits)
 	preds := make([]Prediction, len(idx))
 	for i, id := range idx {
-		preds[i] = Prediction{Token: tok.Vocab().Token(id), ID: id, Score: float64(e[id]) / sum}
+		preds[i] = Prediction{Token: tok.Token(id), Word: tok.Word(id), ID: id, Score: float64(e[id]) / sum}
 	}
 	return preds
 }
 
 // Encode encodes text, or the pair (text, *pair) when pair is not nil, truncated to maxLen
-// tokens (0: no limit).
-func Encode(tok *tokenizer.Tokenizer, text string, pair *string, maxLen int) (tokenizer.Encoding, error) {
+// tokens (0: no limit). BERT's [MASK], which the page and the cloze sets write, stands for the
+// tokenizer's own mask token when that is another (RoBERTa's <mask>, as long, so offsets stay).
+func Encode(tok tokenizer.Encoder, text string, pair *string, maxLen int) (tokenizer.Encoding, error) {
+	text = familyMask(tok, text)
 	if pair != nil {
-		return tok.EncodePair(text, *pair, maxLen)
+		return tok.EncodePair(text, familyMask(tok, *pair), maxLen)
 	}
 	return tok.Encode(text, maxLen)
 }
 
 // FullLength is the number of tokens text (and pair) make without truncation, [CLS] and [SEP]
 // included: with a truncated encoding, it tells how much the model does not see.
-func FullLength(tok *tokenizer.Tokenizer, text string, pair *string) (int, error) {
+func FullLength(tok tokenizer.Encoder, text string, pair *string) (int, error) {
 	enc, err := Encode(tok, text, pair, 0)
 	if err != nil {
 		return 0, err

@@ -42,7 +42,7 @@ func NeighbourShares(att []*tensor.Tensor, A, S int) []NeighbourShare {
 
 // NeighbourHeads runs m on each text (as one segment, cut to the model's positions) and
 // averages NeighbourShares over them, each text weighing as much as its neighbour pairs.
-func NeighbourHeads(m *bert.Model, tok *tokenizer.Tokenizer, texts []string) ([]NeighbourShare, error) {
+func NeighbourHeads(m *bert.Model, tok tokenizer.Encoder, texts []string) ([]NeighbourShare, error) {
 	c := m.Config
 	var sum []NeighbourShare
 	pairs := 0

@@ -35,7 +35,7 @@ type AttentionPartsResult struct {
 
 // AttentionParts runs a DeBERTa model on text (and the optional second segment pair), truncated
 // to its positions, and returns layer's scores split into c2c, c2p and p2c (bert.DisentangledParts).
-func AttentionParts(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, layer int) (*AttentionPartsResult, error) {
+func AttentionParts(m *bert.Model, tok tokenizer.Encoder, text string, pair *string, layer int) (*AttentionPartsResult, error) {
 	enc, err := Encode(tok, text, pair, m.Config.MaxSequenceLength())
 	if err != nil {
 		return nil, fmt.Errorf("attention parts: %w", err)

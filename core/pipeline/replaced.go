@@ -27,7 +27,7 @@ type ReplacedResult struct {
 
 // ReplacedTokens runs an ELECTRA discriminator (a model with the replaced-token head) on text and
 // the optional second segment pair, truncated to the model's positions.
-func ReplacedTokens(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string) (*ReplacedResult, error) {
+func ReplacedTokens(m *bert.Model, tok tokenizer.Encoder, text string, pair *string) (*ReplacedResult, error) {
 	if m.RTD == nil {
 		return nil, fmt.Errorf("replaced tokens: the model has no replaced-token head (an ELECTRA discriminator, ElectraForPreTraining)")
 	}

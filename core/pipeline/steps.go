@@ -72,7 +72,7 @@ func (r *StepsResult) Step(id string) *Step {
 // second residual and LayerNorm. Every number is the model's own (from bert.Trace), except the
 // feed-forward's value before the activation, which the trace does not keep and is recomputed
 // from the layer's weights.
-func Steps(m *bert.Model, tok *tokenizer.Tokenizer, text string, pair *string, layer, token int) (*StepsResult, error) {
+func Steps(m *bert.Model, tok tokenizer.Encoder, text string, pair *string, layer, token int) (*StepsResult, error) {
 	m.EnsureRaw() // linearRow reads the raw weights
 	c := m.Config
 	if layer < 0 || layer >= c.NumHiddenLayers {

@@ -9,10 +9,22 @@ import (
 	"path/filepath"
 )
 
+// Kinds of tokenizer, as Encoder.Kind reports them.
+const (
+	// KindWordPiece is BERT's basic tokenizer and WordPiece (vocab.txt):
+	// BERT, DistilBERT, ELECTRA.
+	KindWordPiece = "wordpiece"
+	// KindBPE is byte-level BPE (vocab.json and merges.txt): RoBERTa.
+	KindBPE = "bpe"
+	// KindUnigram is SentencePiece Unigram (spiece.model, spm.model): ALBERT,
+	// DeBERTa-v2/v3.
+	KindUnigram = "unigram"
+)
+
 // Encoder is what a model needs of its tokenizer, whichever kind it is:
-// BERT's WordPiece (*Tokenizer) and byte-level BPE (*BPE) both are one.
-// Encodings of both hold the same fields with the same meaning; ids a
-// tokenizer lacks are -1.
+// BERT's WordPiece (*Tokenizer), byte-level BPE (*BPE) and SentencePiece
+// Unigram (unigram.Tokenizer) all are one. Encodings of all hold the same
+// fields with the same meaning; ids a tokenizer lacks are -1.
 type Encoder interface {
 	// Encode tokenizes one text and adds the model's special tokens; maxLen
 	// > 0 caps the number of tokens.
@@ -29,12 +41,63 @@ type Encoder interface {
 	PadID() int
 	// UnkID is the unknown token ([UNK], <unk>).
 	UnkID() int
+	// VocabSize is one more than the largest id the tokenizer can give:
+	// at most the model's vocab_size.
+	VocabSize() int
+	// Token is the vocabulary entry (or added token) of id as the
+	// tokenizer writes it ("##ing", "Ġcat", "▁cat"), "" for none.
+	Token(id int) string
+	// TokenID is the id of a vocabulary entry or added token.
+	TokenID(token string) (int, bool)
+	// Decode turns ids back into text as HuggingFace's decode does; with
+	// skipSpecial the special tokens are left out.
+	Decode(ids []int, skipSpecial bool) string
+	// Kind is KindWordPiece, KindBPE or KindUnigram.
+	Kind() string
+	// Word is id's token as a reader would write it: without WordPiece's
+	// "##", BPE's "Ġ" (a space) or SentencePiece's "▁", bytes read back as
+	// UTF-8; special tokens as they are.
+	Word(id int) string
 }
 
 var (
 	_ Encoder = (*Tokenizer)(nil)
 	_ Encoder = (*BPE)(nil)
 )
+
+// Specials are the special tokens of a tokenizer as text ("" where it has
+// none): [CLS] [SEP] [MASK] [PAD] [UNK] for BERT, ALBERT and DeBERTa,
+// <s> </s> <mask> <pad> <unk> for RoBERTa.
+type Specials struct {
+	CLS  string `json:"cls"`
+	SEP  string `json:"sep"`
+	Mask string `json:"mask"`
+	Pad  string `json:"pad"`
+	Unk  string `json:"unk"`
+}
+
+// SpecialsOf returns e's special tokens.
+func SpecialsOf(e Encoder) Specials {
+	return Specials{CLS: e.Token(e.CLSID()), SEP: e.Token(e.SEPID()), Mask: e.Token(e.MaskID()), Pad: e.Token(e.PadID()), Unk: e.Token(e.UnkID())}
+}
+
+// MaskToken is e's mask token as it is written in text ("[MASK]",
+// "<mask>"), "" when e has none.
+func MaskToken(e Encoder) string { return e.Token(e.MaskID()) }
+
+// IsNil reports whether e is nil or holds a nil tokenizer (a nil *Tokenizer
+// passed where an Encoder is asked for is not a nil interface).
+func IsNil(e Encoder) bool {
+	switch t := e.(type) {
+	case nil:
+		return true
+	case *Tokenizer:
+		return t == nil
+	case *BPE:
+		return t == nil
+	}
+	return false
+}
 
 // LoadEncoderFS loads whichever tokenizer a model folder holds: the
 // byte-level BPE when its tokenizer.json has a BPE model or, without a
