@@ -60,7 +60,8 @@ type Config struct {
 }
 
 // Quick is a setting that runs in about a minute on two cores: every recipe (BERT, RoBERTa,
-// ALBERT, ELECTRA at Tiny size; DistilBERT's student of the built-in model, half its layers), 64-token sequences,
+// ALBERT, ELECTRA, DeBERTa at Tiny size; DistilBERT's student of the built-in model, half its
+// layers), 64-token sequences,
 // 24,576 tokens each from the first 300 documents, 4 evaluations on 48 held-out sequences.
 func Quick(vocab, trainFile, heldout string) Config {
 	return Config{Variants: train.RecipeFamilies, Preset: "tiny", Vocab: vocab, Teacher: vocab, Train: []string{trainFile}, MaxDocs: 300,

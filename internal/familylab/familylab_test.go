@@ -229,7 +229,7 @@ func TestConfigValidate(t *testing.T) {
 	for name, mod := range map[string]func(*Config){
 		"no variant":    func(c *Config) { c.Variants = nil },
 		"twice":         func(c *Config) { c.Variants = []bert.Family{bert.FamilyBERT, bert.FamilyBERT} },
-		"deberta":       func(c *Config) { c.Variants = []bert.Family{bert.FamilyDeBERTaV2} },
+		"mpnet":         func(c *Config) { c.Variants = []bert.Family{"mpnet"} },
 		"no teacher":    func(c *Config) { c.Teacher = "" },
 		"budget kind":   func(c *Config) { c.Budget = "steps" },
 		"zero budget":   func(c *Config) { c.Amount = 0 },
