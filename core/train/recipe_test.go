@@ -282,3 +282,24 @@ func TestDebertaRecipe(t *testing.T) {
 	}
 	checkLoadsBack(t, p, out)
 }
+
+// TestStartFamilyModelFolders: a folder of one family starts that family's recipe and no other;
+// BERT's recipe points a folder of another family to its own.
+func TestStartFamilyModelFolders(t *testing.T) {
+	p, out := recipeRun(t, bert.FamilyRoBERTa, 2)
+	m, tok, _, err := StartFamilyModel(bert.FamilyRoBERTa, out, "", "", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.WordEmb.Data, p.Model.WordEmb.Data) || tok == nil {
+		t.Error("the RoBERTa folder did not start its recipe with its weights and tokenizer")
+	}
+	for _, tc := range []struct {
+		fam  bert.Family
+		want string
+	}{{bert.FamilyALBERT, "holds a roberta model, not albert"}, {bert.FamilyBERT, "--family roberta"}, {bert.FamilyELECTRA, "starts from a preset"}} {
+		if _, _, _, err := StartFamilyModel(tc.fam, out, "", "", "", 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s recipe from a RoBERTa folder: %v, want %q", tc.fam, err, tc.want)
+		}
+	}
+}
