@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
+
+	"github.com/bertlab/bertlab/internal/cli"
+	"github.com/bertlab/bertlab/internal/hub"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -20,9 +23,6 @@ type command struct {
 }
 
 var commands = map[string]command{}
-
-// errUsage marks an error whose message is a usage problem (exit status 2).
-var errUsage = errors.New("usage")
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -40,7 +40,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	if err := c.run(args[1:], stdin, stdout, stderr); err != nil {
+	// --model takes a Hub id (org/name[@revision]) as well as a folder.
+	rest, err := hub.ModelArgs(context.Background(), args[1:], stderr)
+	if err == nil {
+		err = c.run(rest, stdin, stdout, stderr)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -61,40 +66,13 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun \"bertlab <command> -h\" for a command's flags.")
 }
 
-// parseFlags parses args with fs, allowing flags after positional arguments
-// ("bertlab fill-mask "text" --model DIR"), and returns the positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-	fs.SetOutput(stderr)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
+// parseFlags, usageErr, oneLine and errUsage are cli's, by their old names here.
+var (
+	parseFlags = cli.ParseFlags
+	usageErr   = cli.UsageErr
+	oneLine    = cli.OneLine
+	errUsage   = cli.ErrUsage
+)
 
-// usageErr formats a usage error.
-func usageErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
-}
-
-// oneLine shortens s for messages.
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
-}
+// stringList is a flag that may be given several times.
+type stringList = cli.StringList

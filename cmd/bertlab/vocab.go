@@ -21,12 +21,6 @@ const vocabUsage = "bertlab vocab --data FILE [--data FILE ...] --size N --out D
 // cannot make the reader hold it whole.
 const maxVocabLine = 1 << 20
 
-// stringList is a flag that may be given several times.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
 func runVocab(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("vocab", flag.ContinueOnError)
 	var data stringList

@@ -322,8 +322,9 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			m[k] = v
 		}
 	}
-	if _, ok := m["model_type"]; !ok {
-		m["model_type"] = json.RawMessage(`"bert"`)
+	if _, ok := m["model_type"]; !ok || c.Family != "" {
+		// A family's own (a RoBERTa config made here rather than read has none in Extra).
+		m["model_type"] = json.RawMessage(fmt.Sprintf("%q", c.Family.Name()))
 	}
 	return json.MarshalIndent(m, "", "  ")
 }

@@ -99,6 +99,8 @@ type ModelInfo struct {
 	MaskToken string `json:"mask_token"`
 	// Specials are the tokenizer's special tokens.
 	Specials tokenizer.Specials `json:"specials"`
+	// Family describes the model's family for the Models view (DescribeFamily).
+	Family *FamilyCard `json:"family"`
 }
 
 // Load loads the HF model folder at the root of fsys (hf.LoadFS), which must hold a tokenizer
@@ -123,8 +125,9 @@ func (e *Engine) Info() *ModelInfo {
 	if e.model == nil {
 		return nil
 	}
-	return &ModelInfo{OK: true, Parameters: e.model.NumParams(), Heads: e.model.HeadNames(), Notes: e.notes, Config: e.model.Config,
-		Tokenizer: e.tok.Kind(), MaskToken: tokenizer.MaskToken(e.tok), Specials: tokenizer.SpecialsOf(e.tok)}
+	n := e.model.NumParams()
+	return &ModelInfo{OK: true, Parameters: n, Heads: e.model.HeadNames(), Notes: e.notes, Config: e.model.Config,
+		Family: DescribeFamily(e.model, n), Tokenizer: e.tok.Kind(), MaskToken: tokenizer.MaskToken(e.tok), Specials: tokenizer.SpecialsOf(e.tok)}
 }
 
 // Name is the loaded model's name ("" before a load).

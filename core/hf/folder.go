@@ -4,7 +4,6 @@
 package hf
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +73,7 @@ func LoadFS(fsys fs.FS, name string) (*Folder, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m, rep, err := loadModel(f, f.name, cfg)
+	m, rep, err := loadModel(f, f.label(), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -151,41 +150,29 @@ func folderConfig(fsys fs.FS, name string) (bert.Config, error) {
 	return cfg, nil
 }
 
-// openWeights opens the model.safetensors at the root of fsys, which must exist (a folder with
-// only pytorch_model.bin gets the one-line conversion to run). The file is read through
-// io.ReaderAt when it offers it (os.DirFS, embed.FS and fstest.MapFS files do), so that the
-// weights are copied once, straight into the model; any other file is read into memory first.
-func openWeights(fsys fs.FS, name string) (*File, error) {
-	wpath := filepath.Join(name, WeightsFile)
-	osf, err := fsys.Open(WeightsFile)
-	if err != nil {
-		if _, err2 := fs.Stat(fsys, "pytorch_model.bin"); err2 == nil {
-			return nil, fmt.Errorf("%s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", folderLabel(name), WeightsFile)
-		}
-		return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
+// openWeights opens the weights at the root of fsys: model.safetensors, or else the shards
+// that model.safetensors.index.json names, read as one. One of them must exist (a folder with
+// only pytorch_model.bin gets the one-line conversion to run).
+func openWeights(fsys fs.FS, name string) (weights, error) {
+	f, err := openSafetensors(fsys, name, WeightsFile)
+	if err == nil {
+		return f, nil
 	}
-	st, err := osf.Stat()
-	if err != nil {
-		osf.Close()
-		return nil, fmt.Errorf("checkpoint %s: %w", wpath, err)
-	}
-	ra, ok := osf.(io.ReaderAt)
-	size := st.Size()
-	if !ok {
-		b, err := io.ReadAll(osf)
-		if err != nil {
-			osf.Close()
-			return nil, fmt.Errorf("checkpoint %s: %w", wpath, err)
-		}
-		ra, size = bytes.NewReader(b), int64(len(b))
-	}
-	f, err := NewReader(ra, size, wpath)
-	if err != nil {
-		osf.Close()
+	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	f.closer = osf
-	return f, nil
+	if idx, err2 := fs.ReadFile(fsys, WeightsIndexFile); err2 == nil {
+		iname := filepath.Join(name, WeightsIndexFile)
+		x, err := ParseShardIndex(idx, iname)
+		if err != nil {
+			return nil, err
+		}
+		return OpenSharded(fsys, name, x)
+	}
+	if _, err2 := fs.Stat(fsys, "pytorch_model.bin"); err2 == nil {
+		return nil, fmt.Errorf("%s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", folderLabel(name), WeightsFile)
+	}
+	return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
 }
 
 // folderTokenizer loads the tokenizer at the root of fsys (auto.LoadFS) and the files it was
@@ -239,7 +226,7 @@ func LoadModel(path string, cfg bert.Config) (*bert.Model, *Report, error) {
 	return loadModel(f, path, cfg)
 }
 
-func loadModel(f *File, path string, cfg bert.Config) (*bert.Model, *Report, error) {
+func loadModel(f weights, path string, cfg bert.Config) (*bert.Model, *Report, error) {
 	rep := &Report{File: path}
 	fam := cfg.Family
 	// fname names a parameter as the family's checkpoints do, for messages.

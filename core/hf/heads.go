@@ -59,7 +59,7 @@ func LoadTaskFS(fsys fs.FS, name string, task bert.Task, opt TaskLoadOptions) (*
 		return nil, err
 	}
 	defer f.Close()
-	m, rep, err := loadTaskModel(f, f.name, cfg, task, opt)
+	m, rep, err := loadTaskModel(f, f.label(), cfg, task, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func LoadTaskModelReader(r io.ReaderAt, size int64, name string, cfg bert.Config
 	return loadTaskModel(f, name, cfg, task, opt)
 }
 
-func loadTaskModel(f *File, path string, cfg bert.Config, task bert.Task, opt TaskLoadOptions) (*bert.TaskModel, *Report, error) {
+func loadTaskModel(f weights, path string, cfg bert.Config, task bert.Task, opt TaskLoadOptions) (*bert.TaskModel, *Report, error) {
 	if _, err := bert.ParseTask(string(task)); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}

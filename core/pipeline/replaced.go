@@ -12,6 +12,11 @@ import (
 // probability that it was replaced rather than original. What the replaced-token view draws.
 type ReplacedResult struct {
 	Tokens []string `json:"tokens"`
+	// Special marks the added tokens ([CLS], [SEP]); WordIDs are the tokens' words as the
+	// tokenizer numbers them (-1 for the added tokens), TypeIDs their segments.
+	Special []bool `json:"special"`
+	WordIDs []int  `json:"word_ids"`
+	TypeIDs []int  `json:"token_type_ids"`
 	// Logits are the discriminator's outputs, one a token (ElectraForPreTraining's logits).
 	Logits []float32 `json:"logits"`
 	// Replaced[i] is sigmoid(Logits[i]): the model's probability that token i was replaced.
@@ -34,7 +39,7 @@ func ReplacedTokens(m *bert.Model, tok tokenizer.Encoder, text string, pair *str
 	if err != nil {
 		return nil, fmt.Errorf("replaced tokens: %w", err)
 	}
-	res := &ReplacedResult{Tokens: enc.Tokens, Logits: out.RTDLogits.Data, Replaced: make([]float32, enc.Len()), Truncated: enc.Truncated}
+	res := &ReplacedResult{Tokens: enc.Tokens, Special: enc.Special, WordIDs: enc.WordIDs, TypeIDs: enc.TypeIDs, Logits: out.RTDLogits.Data, Replaced: make([]float32, enc.Len()), Truncated: enc.Truncated}
 	for i, z := range res.Logits {
 		res.Replaced[i] = float32(1 / (1 + math.Exp(-float64(z))))
 	}

@@ -153,8 +153,8 @@ func NewPretrainer(m *bert.Model, tok *tokenizer.Tokenizer, data *PretrainData, 
 	if tok != nil && tok.Vocab().Len() != m.Config.VocabSize {
 		return nil, fmt.Errorf("pretrain: vocabulary of %d tokens for a model of vocab_size %d", tok.Vocab().Len(), m.Config.VocabSize)
 	}
-	if n := data.Config.Instances.MaxSeqLength; n > m.Config.MaxPositionEmbeddings || c.PadTo > m.Config.MaxPositionEmbeddings {
-		return nil, fmt.Errorf("pretrain: sequences of %d tokens for a model of %d positions", max(n, c.PadTo), m.Config.MaxPositionEmbeddings)
+	if n := data.Config.Instances.MaxSeqLength; n > m.Config.MaxSequenceLength() || c.PadTo > m.Config.MaxSequenceLength() {
+		return nil, fmt.Errorf("pretrain: sequences of %d tokens for a model of %d positions", max(n, c.PadTo), m.Config.MaxSequenceLength())
 	}
 	adam := DefaultAdamW(c.LR)
 	adam.WeightDecay = c.WeightDecay

@@ -44,7 +44,11 @@
 #                               share_att_key, position_buckets 8 (log buckets up to
 #                               max_relative_positions 16), norm_rel_ebd layer_norm, no absolute
 #                               positions, no token types, layer_norm_eps 1e-7; intermediates add
-#                               layer.N.c2p and layer.N.p2c, the two terms of layer.N.scores
+#                               layer.N.c2p and layer.N.p2c, the two terms of layer.N.scores;
+#                               parts.safetensors (both DeBERTa fixtures) holds every term of the
+#                               scores apart, layer.N.c2c (q_i.k_j), layer.N.c2p, layer.N.p2c
+#                               (each divided by the scale), layer.N.sum (their sum, the scores
+#                               before the mask) and layer.N.probs (after XSoftmax): [B, A, S, S]
 #   deberta-tiny-nobuckets      DebertaV2Model (bare names): c2p only, no buckets and
 #                               max_relative_positions 6 < the 10 tokens (clamped offsets),
 #                               position_biased_input, two token types, no rel LayerNorm
@@ -585,12 +589,13 @@ def deberta(out_dir, seed, mlm, buckets, max_rel, att, norm_rel, biased, types_n
     relpos = log_bucket(pos[:, None] - pos[None, :], buckets, max_rel)  # bucket(i - j): [S, S]
     pair = (mask[:, None, :, None] * mask[:, None, None, :]) == 0  # XSoftmax: query and key masks
     split = lambda t: t.view(t.shape[0], -1, HEADS, d).transpose(1, 2)
-    rec, hs, atts, h = {}, [e], [], e
+    rec, hs, atts, h, parts = {}, [e], [], e, {}
     for li in range(LAYERS):
         n = f"l{li}."
         q, k, v = linear(W, h, n + "query"), linear(W, h, n + "key"), linear(W, h, n + "value")
         qh, kh, vh = split(q), split(k), split(v)
         scores = qh @ kh.transpose(-1, -2) / scale
+        parts[f"layer.{li}.c2c"] = scores
         if "c2p" in att:  # content to position: q_i . K(r[bucket(i - j) + span])
             pk = split(linear(W, rel[None], n + "key"))  # share_att_key: [1, A, 2span, d]
             c2p = qh @ pk.transpose(-1, -2)  # [B, A, S, 2span]
@@ -611,6 +616,11 @@ def deberta(out_dir, seed, mlm, buckets, max_rel, att, norm_rel, biased, types_n
         for key, t in [("query", q), ("key", k), ("value", v), ("scores", scores), ("context", ctx),
                        ("attention_output", a), ("intermediate", inter)]:
             rec[f"layer.{li}.{key}"] = t
+        for key in ("c2p", "p2c"):
+            if f"layer.{li}.{key}" in rec:
+                parts[f"layer.{li}.{key}"] = rec[f"layer.{li}.{key}"]
+        parts[f"layer.{li}.sum"] = scores
+        parts[f"layer.{li}.probs"] = probs
         hs.append(h)
         atts.append(probs)
     outs = {"last_hidden_state": h}
@@ -665,6 +675,10 @@ def deberta(out_dir, seed, mlm, buckets, max_rel, att, norm_rel, biased, types_n
             f"position_biased_input {biased}, type_vocab_size {types_n}, layer_norm_eps {eps}. Sequence 1 is padded "
             f"after 7 tokens: its embedding rows are 0 and its padding queries attend to nothing (XSoftmax).")
     save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, {})
+    # The attention view's split of the scores (core/bert DisentangledParts): each term apart,
+    # as scaled in the scores, their sum before the mask and the probabilities after softmax.
+    write_safetensors(os.path.join(out_dir, "parts.safetensors"),
+                      {k: v.detach().numpy().astype(np.float32) for k, v in parts.items()})
 
 
 def save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):

@@ -1,0 +1,46 @@
+package train
+
+import "github.com/bertlab/bertlab/core/bert"
+
+// ForwardFLOPs counts the floating-point operations of the matrix products of one training
+// forward pass of a model of config c over a padded batch [B, S] (every position computed, as
+// the encoder computes padding too), predicting nPred masked positions (only those go through the
+// MLM head), with the pooler and sentence head when sentence is set. A product of [m, k] by
+// [k, n] counts 2·m·k·n:
+//   - the embedding projection (ALBERT, ELECTRA): 2·B·S·E·H;
+//   - each of the num_hidden_layers blocks (shared layers cost as much as their own:
+//     sharing saves parameters, not compute): query, key, value and output 4·2·B·S·H², the
+//     scores Q·Kᵀ and the context P·V 2·2·B·S²·H, the feed-forward 2·2·B·S·H·I;
+//   - the MLM head: nPred·(2·H·E + 2·E·V);
+//   - the pooler and the two-way sentence head: B·(2·H² + 2·2·H).
+//
+// LayerNorm, softmax, activations and the embedding lookup (O(B·S·H) each) are left out, as
+// Kaplan et al. (2020) leave them out.
+func ForwardFLOPs(c bert.Config, B, S, nPred int, sentence bool) float64 {
+	b, s, p := float64(B), float64(S), float64(nPred)
+	H, I, E, V := float64(c.HiddenSize), float64(c.IntermediateSize), float64(c.EmbDim()), float64(c.VocabSize)
+	n := 0.0
+	if c.HasEmbProj() {
+		n += 2 * b * s * E * H
+	}
+	block := 4*2*b*s*H*H + 2*2*b*s*s*H + 2*2*b*s*H*I
+	n += float64(c.NumHiddenLayers) * block
+	n += p * (2*H*E + 2*E*V)
+	if sentence {
+		n += b * (2*H*H + 2*2*H)
+	}
+	return n
+}
+
+// TrainFLOPs counts a training step's matrix products on the batch: the forward pass
+// (ForwardFLOPs) and the backward pass, which for every product of the forward computes two of
+// the same size (the gradient with respect to each factor): three times the forward.
+func TrainFLOPs(c bert.Config, b PretrainBatch) float64 {
+	nPred := 0
+	for _, y := range b.MLMLabels {
+		if y != bert.IgnoreIndex {
+			nPred++
+		}
+	}
+	return 3 * ForwardFLOPs(c, b.B, b.S, nPred, b.NSPLabels != nil)
+}

@@ -1,0 +1,95 @@
+package familylab
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bertlab/bertlab/core/hf"
+	"github.com/bertlab/bertlab/internal/human"
+	"github.com/bertlab/bertlab/internal/modelcard"
+)
+
+// Table is the record as a Markdown table, one row a variant, with the settings above it.
+func Table(rec *Record) string {
+	c := rec.Config
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Family lab: %s at %s size, the same %s budget\n\n", joinFamilies(rec), c.Preset, c.Budget)
+	fmt.Fprintf(&b, "Budget %s %s per variant; sequences of %d tokens, %d a step; peak learning rate %g with %.0f%% warm-up; "+
+		"%.0f%% of tokens masked; seed %d. Held-out: %d sequences of %s, %d masked positions, the same for every variant.\n\n",
+		fmtAmount(c.Amount), c.Budget, c.SeqLen, c.Batch, c.LR, 100*c.WarmupFrac, 100*c.MaskProb, c.Seed,
+		rec.HeldoutSeqs, filepath.Base(c.Heldout), rec.HeldoutN)
+	b.WriteString("| variant | HF class | parameters | E / H | blocks (distinct) | sentence task | masking | steps | tokens | training FLOPs | seconds | held-out top-1 | top-5 | perplexity |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rec.Results {
+		secs := fmt.Sprintf("%.1f", r.Seconds)
+		if r.Resumed {
+			secs += " (resumed)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%% | %.2f%% | %.1f |\n",
+			r.Family, r.Architecture, human.Commas(r.Params), r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
+			r.Masking, r.Steps, human.Commas(r.Tokens), fmtAmount(r.FLOPs), secs, 100*r.Final.Accuracy, 100*r.Final.Top5,
+			r.Final.Perplexity)
+	}
+	b.WriteString("\nTraining FLOPs count the matrix products of the forward and backward passes from the shapes " +
+		"(train.TrainFLOPs); the loss curves show the masked-LM loss alone (the sentence task's is apart).\n\n")
+	for _, f := range Curves {
+		fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
+	}
+	return b.String()
+}
+
+func joinFamilies(rec *Record) string {
+	var names []string
+	for _, r := range rec.Results {
+		names = append(names, string(r.Family))
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeReport writes the table and the curves.
+func writeReport(out string, rec *Record) error {
+	if err := hf.WriteFileAtomic(filepath.Join(out, TableFile), []byte(Table(rec))); err != nil {
+		return err
+	}
+	for _, f := range Curves {
+		byFLOPs := strings.Contains(f, "flops")
+		heldout := strings.HasPrefix(f, "heldout")
+		var ss []modelcard.Series
+		for _, r := range rec.Results {
+			pts := r.Train
+			if heldout {
+				pts = r.Evals
+			}
+			s := modelcard.Series{Label: string(r.Family), Dots: heldout}
+			for _, p := range pts {
+				x := float64(p.Tokens) / 1e3
+				if byFLOPs {
+					x = p.FLOPs / 1e12
+				}
+				y := p.Loss
+				if heldout {
+					y = 100 * p.Accuracy
+				}
+				s.X, s.Y = append(s.X, x), append(s.Y, y)
+			}
+			ss = append(ss, s)
+		}
+		title, yLabel := "Masked-LM training loss", "loss (nats)"
+		if heldout {
+			title, yLabel = "Held-out masked-LM accuracy", "top-1 %"
+		}
+		xLabel := "training tokens (thousands)"
+		if byFLOPs {
+			xLabel = "training FLOPs (×10¹²)"
+		}
+		png, err := modelcard.LineChartPNG(title, xLabel, yLabel, ss, 900, 540)
+		if err != nil {
+			return err
+		}
+		if err := hf.WriteFileAtomic(filepath.Join(out, f), png); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+# Gradient fixtures for ALBERT's training in core/bert: familyref.py's independent float64
+# PyTorch AlbertForPreTraining (embedding_size apart from hidden with embedding_hidden_mapping_in,
+# blocks sharing layer groups, the MLM head back down to E with the decoder tied to the word
+# embeddings, the SOP head on the pooled output), its loss (masked LM + sentence order, each the
+# mean cross-entropy over the labels not -100) differentiated by autograd. Every weight is one
+# leaf, so a layer group run by several blocks gets the sum of their gradients, and the word
+# embeddings get the lookup's and the tied decoder's. It writes familyref.py's files (without
+# intermediates.safetensors) and
+#   grads.safetensors   d loss / d every parameter under the names of model.safetensors (F32)
+# Fixtures:
+#   albert-grads-shared   3 blocks sharing one group, embedding_size 16, hidden 48
+#   albert-grads-groups   3 blocks over 2 groups (blocks 0, 1 run group 0; block 2 group 1),
+#                         embedding_size 24
+#
+#   /usr/bin/python3 scripts/familyref/albertgrads.py core/bert/testdata
+# Padding: sequence 1 is padded after 7 tokens; padded keys get probability 0 exactly, so the
+# padding row of the word embeddings gets no gradient from the lookup, as HF's
+# nn.Embedding(padding_idx) gives it none.
+import os, sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import familyref as fr  # noqa: E402
+
+
+class GradWeights(fr.Weights):
+    """fr.Weights whose get() returns one float64 leaf per name, so that gradients accumulate."""
+
+    def __init__(self, seed):
+        super().__init__(seed)
+        self.leaves = {}
+
+    def get(self, name):
+        if name not in self.leaves:
+            self.leaves[name] = torch.tensor(self.w[name].astype(np.float64), requires_grad=True)
+        return self.leaves[name]
+
+
+def albert_grads(out_dir, seed, E, groups):
+    captured = {}
+    save = fr.save
+
+    def capture(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra):
+        captured.update(W=W, hf=hf, loss=outs["loss"])
+        save(out_dir, cfg, W, hf, inputs, hs, atts, outs, rec, desc, extra)
+
+    fr.Weights, fr.save = GradWeights, capture
+    try:
+        fr.albert(out_dir, seed, pretraining=True, E=E, groups=groups)
+    finally:
+        fr.Weights, fr.save = GradWeights.__mro__[1], save
+    W, hf, loss = captured["W"], captured["hf"], captured["loss"]
+    loss.sum().backward()
+    grads = {}
+    for name, ours in hf.items():
+        g = W.leaves[ours].grad
+        grads[name] = (torch.zeros_like(W.leaves[ours]) if g is None else g).detach().numpy().astype(np.float32)
+    fr.write_safetensors(os.path.join(out_dir, "grads.safetensors"), grads)
+    os.remove(os.path.join(out_dir, "intermediates.safetensors"))
+    src = os.path.join(out_dir, "SOURCE.md")
+    with open(src) as f:
+        desc = f.read().split("\n\n", 1)[1].replace("; intermediates' \"embeddings\" is the embedding LayerNorm's "
+                                                    "output before it.", ".")
+    with open(src, "w") as f:
+        f.write(f"Made by `/usr/bin/python3 scripts/familyref/albertgrads.py core/bert/testdata`: grads.safetensors "
+                f"holds d loss / d parameter (autograd, float64, stored as float32) under model.safetensors' names; "
+                f"the tied decoder's gradient is in the word embeddings'. The model and the other files as "
+                f"familyref.py writes them (see its header), without intermediates.safetensors.\n\n{desc}")
+
+
+if __name__ == "__main__":
+    root = sys.argv[1]
+    albert_grads(os.path.join(root, "albert-grads-shared"), 21, E=16, groups=1)
+    albert_grads(os.path.join(root, "albert-grads-groups"), 22, E=24, groups=2)
