@@ -1947,10 +1947,10 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.AddAttrInterface("data-id", p.ID)
 						vgn.AddAttrInterface("data-score", scoreAttr(p.Score))
 						vgn.AddAttrInterface("data-token", p.Token)
-						vgn.AddAttrInterface("title", c.fillTitle(p.Token))
+						vgn.AddAttrInterface("title", c.fillTitle(predText(p)))
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType:	"click",
-							Func:		func(event vugu.DOMEvent) { c.App.Fill(id, p.Token) },
+							Func:		func(event vugu.DOMEvent) { c.App.Fill(id, predText(p)) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 						{
@@ -1960,7 +1960,7 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ptok"}}}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(p.Token)
+							vgn.SetInnerHTML(predText(p))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "bar"}}}

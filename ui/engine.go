@@ -101,6 +101,10 @@ type ModelInfo struct {
 		TypeVocabSize         int    `json:"type_vocab_size"`
 		HiddenAct             string `json:"hidden_act"`
 	} `json:"config"`
+	// Tokenizer is the tokenizer's kind ("wordpiece", "bpe", "unigram") and MaskToken its mask
+	// token ("[MASK]", RoBERTa's "<mask>"; the page writes [MASK], which the engine reads as it).
+	Tokenizer string `json:"tokenizer"`
+	MaskToken string `json:"mask_token"`
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // MaskView is "Mask a word": the sentence as tokens, click to mask, top-k predictions per mask.
@@ -125,6 +127,16 @@ func codePoints(token string) string {
 		b.WriteByte(')')
 	}
 	return b.String()
+}
+
+// predText is a prediction as the card shows it and puts into the sentence: the readable word
+// of a byte-level BPE or SentencePiece token ("Ġcat" and "▁cat" are "cat"), a WordPiece entry as
+// it is ("##ing" keeps its "##", which Fill reads as joining the word before).
+func predText(p pipeline.Prediction) string {
+	if p.Word == "" || strings.HasPrefix(p.Token, "##") {
+		return p.Token
+	}
+	return p.Word
 }
 
 func scoreAttr(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
