@@ -1563,7 +1563,7 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
 		vgparent.AppendChild(vgn)
-		vgn.SetInnerHTML(vugu.HTML("Click a word to mask it, click it again to bring it back; mask several at once. The grey pieces are WordPiece tokens: a word the vocabulary lacks is split into pieces that start with ##."))
+		vgn.SetInnerHTML(c.hint())
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tokens"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "tokens"}}}
@@ -1621,8 +1621,9 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "[MASK]"}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 									vgparent.AppendChild(vgn)
+									vgn.SetInnerHTML(c.maskLabel())
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "sub", Attr: []vugu.VGAttribute(nil)}
 									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.maskNumber(w.ID))

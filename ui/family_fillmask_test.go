@@ -18,7 +18,10 @@ import (
 // PyTorch reference's for the family's own mask token, the cards show readable words (no "Ġ"
 // or "▁"), and the Models view names the tokenizer.
 func TestMaskViewFamilies(t *testing.T) {
-	for _, c := range []struct{ family, kind string }{{"roberta", "byte-level BPE, mask <mask>"}, {"albert", "SentencePiece Unigram, mask [MASK]"}} {
+	for _, c := range []struct{ family, kind, mask, hint string }{
+		{"roberta", "byte-level BPE, mask <mask>", "<mask>", "Ġ is the space before a piece"},
+		{"albert", "SentencePiece Unigram, mask [MASK]", "[MASK]", "▁ starts a word"},
+	} {
 		t.Run(c.family, func(t *testing.T) {
 			fx, err := familyfixture.Read(c.family)
 			if err != nil {
@@ -50,6 +53,9 @@ func TestMaskViewFamilies(t *testing.T) {
 			}
 			if strings.Contains(page, `<span class="ptok">Ġ`) || strings.Contains(page, `<span class="ptok">▁`) {
 				t.Errorf("a card shows a tokenizer mark:\n%s", page)
+			}
+			if !strings.Contains(page, `<span class="piece mask"><span>`+c.mask+`</span><sub>`) || !strings.Contains(page, c.hint) {
+				t.Errorf("the masked word should read %s and the hint explain %q:\n%s", c.mask, c.hint, page)
 			}
 			info, err := eng.Load(ModelRef{})
 			if err != nil {
