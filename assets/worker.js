@@ -43,12 +43,19 @@ async function fetchBytes(url, signal) {
   return new Uint8Array(await (await fetchOK(url, signal)).arrayBuffer());
 }
 
-// The files of a HuggingFace BERT folder and the fields of bertlab.load that take them.
+// The files of a HuggingFace model folder and the fields of bertlab.load that take them: the
+// config, the weights and the tokenizer files of every family (wasm/engine's loadFields).
 const loadFields = {
   'config.json': 'config',
   'model.safetensors': 'weights',
   'vocab.txt': 'vocab',
   'tokenizer_config.json': 'tokenizerConfig',
+  'tokenizer.json': 'tokenizerJSON',
+  'vocab.json': 'vocabJSON',
+  'merges.txt': 'merges',
+  'spiece.model': 'spiece',
+  'spm.model': 'spm',
+  'special_tokens_map.json': 'specialTokensMap',
 };
 
 // fetchFields fetches the files of a model folder under base into bertlab.load's argument.

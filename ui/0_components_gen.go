@@ -2791,7 +2791,7 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
 		vgparent.AppendChild(vgn)
-		vgn.SetInnerHTML(vugu.HTML("Click a word to mask it, click it again to bring it back; mask several at once. The grey pieces are WordPiece tokens: a word the vocabulary lacks is split into pieces that start with ##."))
+		vgn.SetInnerHTML(c.hint())
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "tokens"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "tokens"}}}
@@ -2849,8 +2849,9 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 								{
 									vgparent := vgn
 									_ = vgparent
-									vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "[MASK]"}
+									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 									vgparent.AppendChild(vgn)
+									vgn.SetInnerHTML(c.maskLabel())
 									vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "sub", Attr: []vugu.VGAttribute(nil)}
 									vgparent.AppendChild(vgn)
 									vgn.SetInnerHTML(c.maskNumber(w.ID))
@@ -3175,10 +3176,10 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.AddAttrInterface("data-id", p.ID)
 						vgn.AddAttrInterface("data-score", scoreAttr(p.Score))
 						vgn.AddAttrInterface("data-token", p.Token)
-						vgn.AddAttrInterface("title", c.fillTitle(p.Token))
+						vgn.AddAttrInterface("title", c.fillTitle(predText(p)))
 						vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 							EventType:	"click",
-							Func:		func(event vugu.DOMEvent) { c.App.Fill(id, p.Token) },
+							Func:		func(event vugu.DOMEvent) { c.App.Fill(id, predText(p)) },
 							// TODO: implement capture, etc. mostly need to decide syntax
 						})
 						{
@@ -3188,7 +3189,7 @@ func (c *MaskView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ptok"}}}
 							vgparent.AppendChild(vgn)
-							vgn.SetInnerHTML(p.Token)
+							vgn.SetInnerHTML(predText(p))
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 							vgparent.AppendChild(vgn)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "bar"}}}

@@ -106,6 +106,10 @@ type ModelInfo struct {
 	} `json:"config"`
 	// Family describes the model's family (engine.DescribeFamily).
 	Family *FamilyCard `json:"family"`
+	// Tokenizer is the tokenizer's kind ("wordpiece", "bpe", "unigram") and MaskToken its mask
+	// token ("[MASK]", RoBERTa's "<mask>"; the page writes [MASK], which the engine reads as it).
+	Tokenizer string `json:"tokenizer"`
+	MaskToken string `json:"mask_token"`
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.
