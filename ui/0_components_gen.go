@@ -2144,7 +2144,7 @@ func (c *FamilyReplaced) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "ate"}
 							vgparent.AppendChild(vgn)
 						}
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: ", the paper's example) and it may stay low, since a fitting replacement reads as original; watch the neighbours of a swap, which can rise too when the model notices that something is off but not where. A model with random weights (as in our tests) gives bars of noise."}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: ", the paper's example) and it may stay low, since a fitting replacement reads as original; watch the neighbours of a swap, which can rise too when the model notices that something is off but not where. A model with random weights gives bars of noise: the effect needs a trained discriminator."}
 						vgparent.AppendChild(vgn)
 					}
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
@@ -5979,6 +5979,13 @@ func (c *WhyView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 				vgparent.AppendChild(vgn)
 			}
+		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
+		if c.App.Why.AblErr != "" && c.App.Why.Err == "" {
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "abl-unsupported"}}}
+			vgparent.AppendChild(vgn)
+			vgn.SetInnerHTML("Switching heads off is not available for this model (" + c.App.Why.AblErr + ").")
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
