@@ -157,7 +157,7 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	// Another sentence first: a new sentence clears the masks the previous family's left.
 	for _, s := range []string{"the cat sat", text} {
 		do(t, ctx, 30*time.Second, fixture+": typing a sentence",
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
+			chromedp.Evaluate[chromedp.Void](`(() => { const t = document.querySelector('#text'); t.focus(); t.value = ''; t.dispatchEvent(new Event('input', {bubbles: true})); })()`),
 			chromedp.SendKeys(chromedp.CSS("#text"), s),
 			chromedp.KeyEvent(kb.Enter))
 		wait(t, ctx, 30*time.Second, fixture+": the sentence", settled+` && location.hash.includes(`+jsString("text="+strings.ReplaceAll(s, " ", "%20"))+`)`)
@@ -229,7 +229,7 @@ func checkSplitAttention(t *testing.T, ctx context.Context, e *engine.Engine) {
 	do(t, ctx, 10*time.Second, "the attention view", chromedp.Click(chromedp.CSS(`button[data-tab="attention"]`)))
 	// A sentence of our own: the maps read it without masks.
 	do(t, ctx, 30*time.Second, "typing a sentence",
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
+		chromedp.Evaluate[chromedp.Void](`(() => { const t = document.querySelector('#text'); t.focus(); t.value = ''; t.dispatchEvent(new Event('input', {bubbles: true})); })()`),
 		chromedp.SendKeys(chromedp.CSS("#text"), text),
 		chromedp.KeyEvent(kb.Enter))
 	maps := `document.querySelectorAll('[data-role="split-attention"] .splitmap canvas')`
