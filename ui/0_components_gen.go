@@ -6133,6 +6133,13 @@ func (c *WhyView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
+		if c.App.Why.AblErr != "" && c.App.Why.Err == "" {
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "abl-unsupported"}}}
+			vgparent.AppendChild(vgn)
+			vgn.SetInnerHTML("Switching heads off is not available for this model (" + c.App.Why.AblErr + ").")
+		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
 		if c.App.Why.Abl != nil && c.App.Why.Err == "" {
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3)}	// <vg-template>
 			vgparent.AppendChild(vgn)
