@@ -45,7 +45,7 @@ func Table(rec *Record) string {
 		}
 	}
 	b.WriteString("\nTraining FLOPs count the matrix products of the forward and backward passes from the shapes " +
-		"(train.StepFLOPs; ELECTRA's count its generator too); the loss curves show the masked-LM loss alone (the sentence " +
+		"(train.StepFLOPs; ELECTRA's count its generator too, DistilBERT's its teacher's forward passes); the loss curves show the masked-LM loss alone (the sentence " +
 		"task's and ELECTRA's discriminator's are apart; ELECTRA's is its generator's).\n\n")
 	for _, f := range Curves {
 		fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
