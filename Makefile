@@ -55,8 +55,10 @@ vet:
 	GOOS=js GOARCH=wasm $(SIMD_GO) vet ./core/... ./ui/... ./wasm/app/ ./wasm/engine/...
 
 # Every native test, the browser tests (Chromium) and the Worker's end-to-end test (wrangler) included.
+# The browser tests' package takes 7-8 minutes on a quiet 2-core machine, more on a busy one: the
+# limit is raised past go test's default 10 minutes so that a slow host fails nothing.
 test-native: worker-deps
-	$(GO) test ./...
+	$(GO) test -timeout 45m ./...
 
 # The kernels again without the assembly path: the pure-Go twins are production code in the browser.
 test-purego:

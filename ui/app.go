@@ -132,6 +132,8 @@ type App struct {
 	Why WhyLab
 	// Compare is the "Compare" view's state (compare.go).
 	Compare CompareLab
+	// Fam is the family views' state: "Replaced?" and DeBERTa's split attention (family.go).
+	Fam FamilyLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 
@@ -355,6 +357,8 @@ func (a *App) SetView(v string) {
 		a.fetchWhy()
 	case v == ViewCompare:
 		a.fetchCompare()
+	case v == ViewReplaced:
+		a.fetchReplaced()
 	}
 }
 
@@ -414,6 +418,7 @@ func (a *App) SelectHead(layer, head int) {
 	a.Head = min(max(head, 0), a.Att[0].NumHeads-1)
 	a.writeRoute()
 	a.fetchNeuron()
+	a.fetchParts()
 }
 
 // SetHideSpecial shows or hides [CLS] and [SEP] in the attention maps.
@@ -514,6 +519,8 @@ func (a *App) refresh() {
 					a.fetchWhy()
 				case ViewCompare:
 					a.fetchCompare()
+				case ViewReplaced:
+					a.fetchReplaced()
 				}
 			}
 		})

@@ -61,6 +61,9 @@ type Engine interface {
 	TrainPredict(text string) (*engine.TaskPrediction, error)
 	// TrainExport returns the run's model as a zip of its HF folder, and the archive's name.
 	TrainExport() (name string, zip []byte, err error)
+
+	// The family views' questions (family.go).
+	FamilyEngine
 }
 
 // TrainEvents is the engine's answer to a training step: what happened, and whether the run
@@ -105,6 +108,8 @@ type ModelInfo struct {
 	// token ("[MASK]", RoBERTa's "<mask>"; the page writes [MASK], which the engine reads as it).
 	Tokenizer string `json:"tokenizer"`
 	MaskToken string `json:"mask_token"`
+	// Family describes the model's family (engine.DescribeFamily).
+	Family *FamilyCard `json:"family"`
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.

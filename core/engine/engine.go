@@ -92,6 +92,8 @@ type ModelInfo struct {
 	Heads      []string    `json:"heads"`
 	Notes      []string    `json:"notes"`
 	Config     bert.Config `json:"config"`
+	// Family describes the model's family for the Models view (DescribeFamily).
+	Family *FamilyCard `json:"family"`
 	// Tokenizer is the tokenizer's kind: "wordpiece", "bpe" or "unigram".
 	Tokenizer string `json:"tokenizer"`
 	// MaskToken is the mask token as text is written with it ("[MASK]", RoBERTa's "<mask>");
@@ -99,8 +101,6 @@ type ModelInfo struct {
 	MaskToken string `json:"mask_token"`
 	// Specials are the tokenizer's special tokens.
 	Specials tokenizer.Specials `json:"specials"`
-	// Family describes the model's family for the Models view (DescribeFamily).
-	Family *FamilyCard `json:"family"`
 }
 
 // Load loads the HF model folder at the root of fsys (hf.LoadFS), which must hold a tokenizer

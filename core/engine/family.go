@@ -21,9 +21,10 @@ type FamilyCard struct {
 	// Role is an ELECTRA checkpoint's half: "discriminator" (the RTD head) or "generator" (MLM).
 	Role       string `json:"role,omitempty"`
 	Parameters int64  `json:"parameters"`
-	// EmbeddingSize is E, the width of the token embeddings; HiddenSize is H. With
+	// VocabSize is V; EmbeddingSize is E, the width of the token embeddings; HiddenSize is H. With
 	// EmbeddingProjection a linear map takes E to H (ALBERT's factorised embeddings, ELECTRA's
 	// embeddings_project).
+	VocabSize           int  `json:"vocab_size"`
 	EmbeddingSize       int  `json:"embedding_size"`
 	HiddenSize          int  `json:"hidden_size"`
 	EmbeddingProjection bool `json:"embedding_projection"`
@@ -36,6 +37,9 @@ type FamilyCard struct {
 	// says how the model knows where a token is, in a sentence.
 	PositionKind string `json:"position_kind"`
 	Positions    string `json:"positions"`
+	// ScoreTerms names the terms that add up to an attention score when there are several:
+	// DeBERTa's "c2c" and its "c2p" and "p2c" (pipeline.AttentionParts); nil otherwise.
+	ScoreTerms []string `json:"score_terms,omitempty"`
 	// Shared lists what the weights share, one sentence each (none: empty).
 	Shared []string `json:"shared"`
 	// Heads are the pre-training heads of the family's kind, present or not.
@@ -52,17 +56,17 @@ type FamilyHead struct {
 // familyFacts are what DescribeFamily says of each family whatever the checkpoint.
 var familyFacts = map[bert.Family]struct{ name, paper, idea string }{
 	bert.FamilyBERT: {"BERT", "Devlin et al., 2018",
-		"a stack of transformer encoder blocks pre-trained to fill in masked words and to tell whether two sentences follow each other"},
+		"A stack of transformer encoder blocks pre-trained to fill in masked words and to tell whether two sentences follow each other"},
 	bert.FamilyRoBERTa: {"RoBERTa", "Liu et al., 2019",
 		"BERT's architecture with a better recipe: more data, longer training, dynamic masking, no next-sentence task, a byte-level BPE vocabulary"},
 	bert.FamilyDistilBERT: {"DistilBERT", "Sanh et al., 2019",
-		"a smaller BERT (half the layers, no token types, no pooler) trained to imitate a full BERT's outputs (distillation)"},
+		"A smaller BERT (half the layers, no token types, no pooler) trained to imitate a full BERT's outputs (distillation)"},
 	bert.FamilyALBERT: {"ALBERT", "Lan et al., 2019",
-		"fewer parameters: small embeddings projected up to the hidden size, and one layer's weights reused at every depth; sentence-order prediction replaces next-sentence prediction"},
+		"Fewer parameters: small embeddings projected up to the hidden size, and one layer's weights reused at every depth; sentence-order prediction replaces next-sentence prediction"},
 	bert.FamilyELECTRA: {"ELECTRA", "Clark et al., 2020",
-		"a small generator fills masked words, and the discriminator learns to tell, for every token, whether it was replaced: every token gives a training signal, not just the masked 15%"},
+		"A small generator fills masked words, and the discriminator learns to tell, for every token, whether it was replaced: every token gives a training signal, not just the masked 15%"},
 	bert.FamilyDeBERTaV2: {"DeBERTa", "He et al., 2021",
-		"disentangled attention: each token's content and its relative position are kept apart, and attention scores add content-to-content, content-to-position and position-to-content terms"},
+		"Disentangled attention: each token's content and its relative position are kept apart, and attention scores add content-to-content, content-to-position and position-to-content terms"},
 }
 
 // DescribeFamily is the family card of m; params is its parameter count as the engine reports it.
@@ -74,7 +78,7 @@ func DescribeFamily(m *bert.Model, params int64) *FamilyCard {
 		facts.name = fam.Name()
 	}
 	card := &FamilyCard{Family: fam.Name(), Name: facts.name, Paper: facts.paper, Idea: facts.idea,
-		Parameters: params, EmbeddingSize: c.EmbDim(), HiddenSize: c.HiddenSize, EmbeddingProjection: m.EmbProj != nil,
+		Parameters: params, VocabSize: c.VocabSize, EmbeddingSize: c.EmbDim(), HiddenSize: c.HiddenSize, EmbeddingProjection: m.EmbProj != nil,
 		Blocks: c.NumHiddenLayers, DistinctLayers: c.NumLayers(), Shared: []string{}}
 	for l := range c.NumHiddenLayers {
 		card.LayerOf = append(card.LayerOf, c.LayerIndex(l))
@@ -96,6 +100,13 @@ func DescribeFamily(m *bert.Model, params int64) *FamilyCard {
 		card.Shared = append(card.Shared, fmt.Sprintf("the masked-LM head's output layer is the word embeddings themselves (tied): one [%d × %d] matrix reads tokens in and scores them out", c.VocabSize, c.EmbDim()))
 	}
 	if d := c.Disentangled; d != nil && d.Relative && (d.C2P || d.P2C) {
+		card.ScoreTerms = []string{"c2c"}
+		if d.C2P {
+			card.ScoreTerms = append(card.ScoreTerms, "c2p")
+		}
+		if d.P2C {
+			card.ScoreTerms = append(card.ScoreTerms, "p2c")
+		}
 		card.Shared = append(card.Shared, fmt.Sprintf("one table of %d relative-position embeddings serves every layer; each layer reads it through its own key and query projections (share_att_key)", 2*d.Span()))
 	}
 	if card.Role != "" {
@@ -145,11 +156,12 @@ func positions(c bert.Config) (kind, text string) {
 	return "absolute", fmt.Sprintf("absolute, learned: a vector for each of %d positions, added to the token embeddings", P)
 }
 
-// sharedLayers says which blocks run which distinct layer, e.g. "all 12 blocks run the same
-// layer's weights" or "3 blocks share 2 layers: blocks 0–1 run layer 0, block 2 runs layer 1".
+// sharedLayers says which blocks (the page's layers) run which distinct layer (a layer group),
+// e.g. "all 12 layers run the same weights ..." or "3 layers share 2 sets of weights (layer
+// groups): layers 0–1 run group 0, layer 2 runs group 1".
 func sharedLayers(layerOf []int, distinct int) string {
 	if distinct == 1 {
-		return fmt.Sprintf("all %d blocks run the same layer's weights: the model applies one layer %d times (cross-layer sharing)", len(layerOf), len(layerOf))
+		return fmt.Sprintf("all %d layers run the same weights (one layer group): the model applies one layer %d times (cross-layer sharing)", len(layerOf), len(layerOf))
 	}
 	var runs []string
 	for g := range distinct {
@@ -166,12 +178,12 @@ func sharedLayers(layerOf []int, distinct int) string {
 		case lo < 0:
 			continue
 		case lo == hi:
-			runs = append(runs, fmt.Sprintf("block %d runs layer %d", lo, g))
+			runs = append(runs, fmt.Sprintf("layer %d runs group %d", lo, g))
 		default:
-			runs = append(runs, fmt.Sprintf("blocks %d–%d run layer %d", lo, hi, g))
+			runs = append(runs, fmt.Sprintf("layers %d–%d run group %d", lo, hi, g))
 		}
 	}
-	return fmt.Sprintf("%d blocks share %d layers' weights: %s", len(layerOf), distinct, strings.Join(runs, ", "))
+	return fmt.Sprintf("%d layers share %d sets of weights (layer groups): %s", len(layerOf), distinct, strings.Join(runs, ", "))
 }
 
 // Replaced is ELECTRA's discriminator on text (and pair): each token's probability of having

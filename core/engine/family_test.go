@@ -76,17 +76,17 @@ func fixtureTensors(t *testing.T, path string) map[string][]float32 {
 func TestDescribeFamily(t *testing.T) {
 	type heads struct{ mlm, nsp, sop, rtd bool }
 	for _, tc := range []struct {
-		fixture         string
-		name, role      string
-		E, H            int
-		proj            bool
-		layerOf         []int
-		kind            string
-		positions       []string // substrings of Positions
-		shared          []string // substrings of Shared, in order; nil: none
-		heads           heads
-		idea            string
-		notPositionText string
+		fixture    string
+		name, role string
+		E, H       int
+		proj       bool
+		layerOf    []int
+		kind       string
+		positions  []string // substrings of Positions
+		shared     []string // substrings of Shared, in order; nil: none
+		heads      heads
+		idea       string
+		terms      []string
 	}{
 		{fixture: "bert-tiny-random", name: "BERT", E: 64, H: 64, layerOf: []int{0, 1}, kind: "absolute",
 			positions: []string{"32 positions"}, shared: []string{"(tied)"}, heads: heads{mlm: true, nsp: true}, idea: "follow each other"},
@@ -99,18 +99,19 @@ func TestDescribeFamily(t *testing.T) {
 		{fixture: "roberta-tiny-random", name: "RoBERTa", E: 48, H: 48, layerOf: []int{0, 1, 2}, kind: "absolute",
 			positions: []string{"18 positions", "pad_token_id+1 = 2"}, shared: []string{"(tied)"}, heads: heads{mlm: true}},
 		{fixture: "albert-tiny-random", name: "ALBERT", E: 16, H: 48, proj: true, layerOf: []int{0, 0, 0}, kind: "absolute",
-			shared: []string{"all 3 blocks run the same layer's weights", "(tied)"}, heads: heads{mlm: true, sop: true}},
+			shared: []string{"all 3 layers run the same weights", "(tied)"}, heads: heads{mlm: true, sop: true}},
 		{fixture: "albert-tiny-groups", name: "ALBERT", E: 24, H: 48, proj: true, layerOf: []int{0, 0, 1}, kind: "absolute",
-			shared: []string{"3 blocks share 2 layers' weights: blocks 0–1 run layer 0, block 2 runs layer 1"}},
+			shared: []string{"3 layers share 2 sets of weights (layer groups): layers 0–1 run group 0, layer 2 runs group 1"}},
 		{fixture: "electra-tiny-discriminator", name: "ELECTRA", role: "discriminator", E: 16, H: 48, proj: true, layerOf: []int{0, 1, 2},
 			kind: "absolute", shared: []string{"this checkpoint is the discriminator"}, heads: heads{rtd: true}, idea: "every token"},
 		{fixture: "electra-tiny-generator", name: "ELECTRA", role: "generator", E: 48, H: 48, layerOf: []int{0, 1, 2},
 			kind: "absolute", shared: []string{"(tied)", "this checkpoint is the generator"}, heads: heads{mlm: true}},
 		{fixture: "deberta-tiny-random", name: "DeBERTa", E: 48, H: 48, layerOf: []int{0, 1, 2}, kind: "relative buckets",
 			positions: []string{"in 8 buckets each way (exact up to ±4, then log-spaced up to ±16)", "no absolute positions"},
-			shared:    []string{"(tied)", "one table of 16 relative-position embeddings"}, heads: heads{mlm: true}, idea: "position-to-content"},
+			shared:    []string{"(tied)", "one table of 16 relative-position embeddings"}, heads: heads{mlm: true}, idea: "position-to-content",
+			terms: []string{"c2c", "c2p", "p2c"}},
 		{fixture: "deberta-tiny-nobuckets", name: "DeBERTa", E: 48, H: 48, layerOf: []int{0, 1, 2}, kind: "relative",
-			positions: []string{"clamped to ±6", "16 absolute positions"}, shared: []string{"one table of 12 relative-position embeddings"}},
+			positions: []string{"clamped to ±6", "16 absolute positions"}, shared: []string{"one table of 12 relative-position embeddings"}, terms: []string{"c2c", "c2p"}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			f, err := hf.LoadFolder(filepath.Join(familyDir, tc.fixture))
@@ -152,6 +153,9 @@ func TestDescribeFamily(t *testing.T) {
 			}
 			if len(c.Heads) != 4 || (heads{got["MLM"], got["NSP"], got["SOP"], got["RTD"]}) != tc.heads {
 				t.Errorf("heads %+v, want %+v", c.Heads, tc.heads)
+			}
+			if !slices.Equal(c.ScoreTerms, tc.terms) {
+				t.Errorf("score terms %q, want %q", c.ScoreTerms, tc.terms)
 			}
 			if !strings.Contains(c.Idea, tc.idea) {
 				t.Errorf("idea %q lacks %q", c.Idea, tc.idea)

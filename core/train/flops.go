@@ -44,3 +44,29 @@ func TrainFLOPs(c bert.Config, b PretrainBatch) float64 {
 	}
 	return 3 * ForwardFLOPs(c, b.B, b.S, nPred, b.NSPLabels != nil)
 }
+
+// ElectraStepFLOPs counts an ELECTRA training step's matrix products on the batch (masked as
+// the generator sees it): the generator's forward for its samples and its training step at the
+// masked positions (ForwardFLOPs without a sentence head, 1 + 3 times), and the
+// discriminator's training step over every position with its head, a dense H×H and the one
+// logit a token: 3·(ForwardFLOPs with no prediction + B·S·(2H² + 2H)).
+func ElectraStepFLOPs(disc, gen bert.Config, b PretrainBatch) float64 {
+	nPred := 0
+	for _, y := range b.MLMLabels {
+		if y != bert.IgnoreIndex {
+			nPred++
+		}
+	}
+	H, n := float64(disc.HiddenSize), float64(b.B*b.S)
+	g := ForwardFLOPs(gen, b.B, b.S, nPred, false)
+	return 4*g + 3*(ForwardFLOPs(disc, b.B, b.S, 0, false)+n*(2*H*H+2*H))
+}
+
+// StepFLOPs counts a training step of a family's recipe on the batch: ElectraStepFLOPs (with
+// GeneratorConfig's generator) for ELECTRA, TrainFLOPs for the others.
+func StepFLOPs(c bert.Config, b PretrainBatch) float64 {
+	if c.Family.Is(bert.FamilyELECTRA) {
+		return ElectraStepFLOPs(c, GeneratorConfig(c), b)
+	}
+	return TrainFLOPs(c, b)
+}

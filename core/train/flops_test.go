@@ -53,3 +53,29 @@ func TestForwardFLOPs(t *testing.T) {
 		}
 	}
 }
+
+// TestElectraStepFLOPs adds up ELECTRA's step by hand: the generator (H 4, I 8, E 4 projected
+// to 4, two blocks) run once for samples and trained once, the discriminator trained on every
+// position with its head.
+func TestElectraStepFLOPs(t *testing.T) {
+	disc := bert.DefaultConfig()
+	disc.Family, disc.VocabSize, disc.HiddenSize, disc.IntermediateSize, disc.NumAttentionHeads, disc.NumHiddenLayers = bert.FamilyELECTRA, 10, 16, 32, 4, 2
+	disc.EmbeddingSize = 16
+	gen := GeneratorConfig(disc)
+	if gen.HiddenSize != 4 || gen.IntermediateSize != 8 || gen.NumAttentionHeads != 1 || gen.EmbDim() != 16 {
+		t.Fatalf("generator %+v", gen)
+	}
+	labels := []int{bert.IgnoreIndex, 5, bert.IgnoreIndex} // B 1, S 3, one prediction
+	b := PretrainBatch{Batch: bert.Batch{B: 1, S: 3}, MLMLabels: labels}
+	// Generator forward: projection 2·3·16·4 = 384; per block 4·2·3·16 + 2·2·9·4 + 2·2·3·4·8 =
+	// 384 + 144 + 384 = 912, two 1824; MLM head 2·4·16 + 2·16·10 = 448. Sum 2656, four times.
+	// Discriminator: per block 4·2·3·256 + 2·2·9·16 + 2·2·3·16·32 = 6144 + 576 + 6144 = 12864,
+	// two 25728; head 3·(2·256 + 2·16) = 1632; three times 27360.
+	want := 4*2656.0 + 3*(25728+1632.0)
+	if got := ElectraStepFLOPs(disc, gen, b); got != want {
+		t.Errorf("%g FLOPs, want %g", got, want)
+	}
+	if got := StepFLOPs(disc, b); got != want {
+		t.Errorf("StepFLOPs: %g, want %g", got, want)
+	}
+}

@@ -240,7 +240,7 @@ func TestParseRecipeFamily(t *testing.T) {
 		in   string
 		want bert.Family
 		ok   bool
-	}{{"", bert.FamilyBERT, true}, {"RoBERTa", bert.FamilyRoBERTa, true}, {"albert", bert.FamilyALBERT, true}, {"electra", "", false}, {"gpt", "", false}} {
+	}{{"", bert.FamilyBERT, true}, {"RoBERTa", bert.FamilyRoBERTa, true}, {"albert", bert.FamilyALBERT, true}, {"ELECTRA", bert.FamilyELECTRA, true}, {"distilbert", bert.FamilyDistilBERT, true}, {"deberta-v2", "", false}, {"gpt", "", false}} {
 		got, err := ParseRecipeFamily(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseRecipeFamily(%q) = %q, %v", tc.in, got, err)

@@ -51,6 +51,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 func TestFamilyEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	c := Quick(testVocab, testTrain, testHeldout)
+	c.Variants = []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT} // ELECTRA: TestFamilyElectra
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := &cancelOn{sub: "roberta: step ", cancel: cancel}
@@ -228,7 +229,7 @@ func TestConfigValidate(t *testing.T) {
 	for name, mod := range map[string]func(*Config){
 		"no variant":    func(c *Config) { c.Variants = nil },
 		"twice":         func(c *Config) { c.Variants = []bert.Family{bert.FamilyBERT, bert.FamilyBERT} },
-		"electra":       func(c *Config) { c.Variants = []bert.Family{bert.FamilyELECTRA} },
+		"distilbert":    func(c *Config) { c.Variants = []bert.Family{bert.FamilyDistilBERT} },
 		"budget kind":   func(c *Config) { c.Budget = "steps" },
 		"zero budget":   func(c *Config) { c.Amount = 0 },
 		"preset":        func(c *Config) { c.Preset = "huge" },
@@ -244,5 +245,45 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestFamilyElectra runs ELECTRA alone on a small budget: its record holds the generator's
+// masked-LM figures and the discriminator's, FLOPs counted with the generator, and the folders
+// load back.
+func TestFamilyElectra(t *testing.T) {
+	out := t.TempDir()
+	c := Quick(testVocab, testTrain, testHeldout)
+	c.Variants, c.Amount, c.Evals, c.MaxDocs, c.HeldoutSeqs = []bert.Family{bert.FamilyELECTRA}, 6000, 2, 60, 16
+	rec, err := Run(context.Background(), c, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec.Results[0]
+	t.Logf("\n%s", Table(rec))
+	if r.Architecture != "ElectraForPreTraining" || r.GeneratorParams == 0 || r.Final.Accuracy == 0 || r.Final.RTDAccuracy == 0 || r.Final.ReplacedProb == 0 {
+		t.Errorf("electra result: %+v", r)
+	}
+	if !strings.Contains(Table(rec), "(generator)") {
+		t.Error("the table does not say ELECTRA's masked-LM figures are its generator's")
+	}
+	for _, dir := range []string{r.Folder, filepath.Join(r.Folder, train.GeneratorFolder)} {
+		if _, err := hf.LoadFolder(dir); err != nil {
+			t.Error(err)
+		}
+	}
+	// The FLOPs are ELECTRA's (generator and discriminator), not a plain BERT step's.
+	tok, err := tokenizer.LoadDir(testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := train.FamilyConfig(bert.FamilyELECTRA, c.Preset, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perToken := r.FLOPs / float64(r.Tokens)
+	bertPerToken := 3 * train.ForwardFLOPs(mc, 1, c.SeqLen, 0, false) / float64(c.SeqLen)
+	if !(perToken > bertPerToken) {
+		t.Errorf("%.3g FLOPs a token, no more than the discriminator's body alone (%.3g)", perToken, bertPerToken)
 	}
 }

@@ -28,6 +28,7 @@
 //	bertlab.trainStop() -> {"events":[the EventDone]}: ends the run where it is
 //	bertlab.trainPredict(text) -> engine.TaskPrediction of the run's model (fill-mask for "mlm")
 //	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
+//	bertlab.replaced, bertlab.attentionParts: the family views' (family.go)
 //
 // The page asks for one training step at a time, so that between steps the worker reads the
 // page's other messages (and the page can pause by not asking).
@@ -77,6 +78,7 @@ func Serve() {
 	api.Set("trainStop", jsFunc(e.trainStop))
 	api.Set("trainPredict", jsFunc(e.trainPredict))
 	api.Set("trainExport", jsFunc(e.trainExport))
+	serveFamily(e, api)
 	js.Global().Set("bertlab", api)
 	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()

@@ -1,18 +1,24 @@
-# Gradient fixtures for ALBERT's training in core/bert: familyref.py's independent float64
-# PyTorch AlbertForPreTraining (embedding_size apart from hidden with embedding_hidden_mapping_in,
-# blocks sharing layer groups, the MLM head back down to E with the decoder tied to the word
-# embeddings, the SOP head on the pooled output), its loss (masked LM + sentence order, each the
-# mean cross-entropy over the labels not -100) differentiated by autograd. Every weight is one
-# leaf, so a layer group run by several blocks gets the sum of their gradients, and the word
-# embeddings get the lookup's and the tied decoder's. It writes familyref.py's files (without
+# Gradient fixtures for training ALBERT and ELECTRA in core/bert: familyref.py's independent
+# float64 PyTorch models, their losses differentiated by autograd. Every weight is one leaf, so a
+# layer group run by several blocks gets the sum of their gradients, and the word embeddings get
+# the lookup's and the tied decoder's.
+#   AlbertForPreTraining: embedding_size apart from hidden with embedding_hidden_mapping_in,
+#     blocks sharing layer groups, the MLM head back down to E with the decoder tied to the word
+#     embeddings, the SOP head on the pooled output; loss masked LM + sentence order, each the
+#     mean cross-entropy over the labels not -100.
+#   ElectraForPreTraining: embeddings_project, the discriminator head; loss the mean binary
+#     cross-entropy with logits over the attended tokens (labels 1 = replaced).
+#   ElectraForMaskedLM: the generator head (exact GELU, tied decoder); masked-LM loss. It writes familyref.py's files (without
 # intermediates.safetensors) and
 #   grads.safetensors   d loss / d every parameter under the names of model.safetensors (F32)
 # Fixtures:
 #   albert-grads-shared   3 blocks sharing one group, embedding_size 16, hidden 48
 #   albert-grads-groups   3 blocks over 2 groups (blocks 0, 1 run group 0; block 2 group 1),
 #                         embedding_size 24
+#   electra-grads-discriminator  embedding_size 16 below hidden 48, hidden_act gelu
+#   electra-grads-generator      embedding_size 48 (no projection), hidden_act gelu_new
 #
-#   /usr/bin/python3 scripts/familyref/albertgrads.py core/bert/testdata
+#   /usr/bin/python3 scripts/familyref/familygrads.py core/bert/testdata
 # Padding: sequence 1 is padded after 7 tokens; padded keys get probability 0 exactly, so the
 # padding row of the word embeddings gets no gradient from the lookup, as HF's
 # nn.Embedding(padding_idx) gives it none.
@@ -38,7 +44,9 @@ class GradWeights(fr.Weights):
         return self.leaves[name]
 
 
-def albert_grads(out_dir, seed, E, groups):
+def grads_of(build, out_dir, *args, **kw):
+    """Runs familyref's builder build(out_dir, *args, **kw) with one leaf per weight and adds
+    grads.safetensors: d loss / d every parameter of model.safetensors."""
     captured = {}
     save = fr.save
 
@@ -48,7 +56,7 @@ def albert_grads(out_dir, seed, E, groups):
 
     fr.Weights, fr.save = GradWeights, capture
     try:
-        fr.albert(out_dir, seed, pretraining=True, E=E, groups=groups)
+        build(out_dir, *args, **kw)
     finally:
         fr.Weights, fr.save = GradWeights.__mro__[1], save
     W, hf, loss = captured["W"], captured["hf"], captured["loss"]
@@ -64,7 +72,7 @@ def albert_grads(out_dir, seed, E, groups):
         desc = f.read().split("\n\n", 1)[1].replace("; intermediates' \"embeddings\" is the embedding LayerNorm's "
                                                     "output before it.", ".")
     with open(src, "w") as f:
-        f.write(f"Made by `/usr/bin/python3 scripts/familyref/albertgrads.py core/bert/testdata`: grads.safetensors "
+        f.write(f"Made by `/usr/bin/python3 scripts/familyref/familygrads.py core/bert/testdata`: grads.safetensors "
                 f"holds d loss / d parameter (autograd, float64, stored as float32) under model.safetensors' names; "
                 f"the tied decoder's gradient is in the word embeddings'. The model and the other files as "
                 f"familyref.py writes them (see its header), without intermediates.safetensors.\n\n{desc}")
@@ -72,5 +80,9 @@ def albert_grads(out_dir, seed, E, groups):
 
 if __name__ == "__main__":
     root = sys.argv[1]
-    albert_grads(os.path.join(root, "albert-grads-shared"), 21, E=16, groups=1)
-    albert_grads(os.path.join(root, "albert-grads-groups"), 22, E=24, groups=2)
+    grads_of(fr.albert, os.path.join(root, "albert-grads-shared"), 21, pretraining=True, E=16, groups=1)
+    grads_of(fr.albert, os.path.join(root, "albert-grads-groups"), 22, pretraining=True, E=24, groups=2)
+    grads_of(fr.electra, os.path.join(root, "electra-grads-discriminator"), 23, discriminator=True, E=16,
+             hidden_act="gelu")
+    grads_of(fr.electra, os.path.join(root, "electra-grads-generator"), 24, discriminator=False, E=fr.HID,
+             hidden_act="gelu_new")
