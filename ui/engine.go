@@ -18,8 +18,8 @@ type Engine interface {
 	Models() (*ModelIndex, error)
 	// Load loads the model folder at url (relative to the page), replacing the current model.
 	Load(m ModelRef) (*ModelInfo, error)
-	// LoadFiles loads a BERT folder the user picked (config.json, model.safetensors, vocab.txt,
-	// tokenizer_config.json), replacing the current model; a failed load keeps it.
+	// LoadFiles loads a model folder the user picked (config.json, model.safetensors and the
+	// tokenizer's files, PickModelFiles), replacing the current model; a failed load keeps it.
 	LoadFiles(files []LocalFile) (*ModelInfo, error)
 	// Tokenize, FillMask and Attention read the pair (text, pair) when pair is not "": BERT's
 	// two segments, sentence A and sentence B.
