@@ -3769,7 +3769,7 @@ func (c *ModelsView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pick or drop a HuggingFace BERT folder: config.json, model.safetensors and vocab.txt (tokenizer_config.json if it has one) are taken by name; other files and subfolders are left alone. The files stay in your browser. Before loading, the size is read from config.json: models over "}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pick or drop a HuggingFace folder of BERT or its family (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa): config.json, model.safetensors and the tokenizer's files (vocab.txt; RoBERTa's vocab.json and merges.txt; ALBERT's spiece.model; DeBERTa's spm.model; or tokenizer.json; with tokenizer_config.json and special_tokens_map.json if it has them) are taken by name; other files and subfolders are left alone. The files stay in your browser. Before loading, the size is read from config.json: models over "}
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 				vgparent.AppendChild(vgn)
