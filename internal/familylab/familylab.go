@@ -164,10 +164,15 @@ type Result struct {
 	// earlier sessions are not in it: Resumed says so).
 	Seconds float64 `json:"seconds"`
 	Resumed bool    `json:"resumed,omitempty"`
-	Final   Point   `json:"final"` // the last evaluation
-	Train   []Point `json:"train"` // every step
-	Evals   []Point `json:"evals"` // every evaluation
-	Folder  string  `json:"folder"`
+	// Final is the last evaluation. ELECTRA's held-out masked-LM figures there are its
+	// discriminator's with a masked-LM head fine-tuned ProbeSteps steps (probeDiscriminator);
+	// Generator holds its generator's at the end of the run.
+	Final      Point   `json:"final"`
+	ProbeSteps int     `json:"probe_steps,omitempty"`
+	Generator  *Point  `json:"generator,omitempty"`
+	Train      []Point `json:"train"` // every step
+	Evals      []Point `json:"evals"` // every evaluation
+	Folder     string  `json:"folder"`
 }
 
 // Record is the experiment's JSON record (RecordFile): its settings and every finished run.
@@ -419,6 +424,16 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 		return nil, errors.New("no evaluation in the run's history")
 	}
 	r.Final = r.Evals[len(r.Evals)-1]
+	if p.Generator != nil {
+		fmt.Fprintf(log, "%s: fine-tuning a masked-LM head on the discriminator for %d steps\n", fam, probeSteps(steps))
+		pt, err := probeDiscriminator(ctx, c, p.Model, tok, data, heldout, steps, dir)
+		if err != nil {
+			return nil, err
+		}
+		gen := r.Final
+		r.Generator, r.Final.Accuracy, r.Final.Top5, r.Final.Perplexity = &gen, pt.Accuracy, pt.Top5, pt.Perplexity
+		r.ProbeSteps = pt.Step
+	}
 	return r, nil
 }
 

@@ -249,9 +249,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestFamilyElectra runs ELECTRA alone on a small budget: its record holds the generator's
-// masked-LM figures and the discriminator's, FLOPs counted with the generator, and the folders
-// load back.
+// TestFamilyElectra runs ELECTRA alone on a small budget: its record holds the held-out figures
+// of its discriminator with a fine-tuned masked-LM head (whose folder scores them again), its
+// generator's and the discriminator's own, FLOPs counted with the generator, and the folders load
+// back.
 func TestFamilyElectra(t *testing.T) {
 	out := t.TempDir()
 	c := Quick(testVocab, testTrain, testHeldout)
@@ -265,13 +266,33 @@ func TestFamilyElectra(t *testing.T) {
 	if r.Architecture != "ElectraForPreTraining" || r.GeneratorParams == 0 || r.Final.Accuracy == 0 || r.Final.RTDAccuracy == 0 || r.Final.ReplacedProb == 0 {
 		t.Errorf("electra result: %+v", r)
 	}
-	if !strings.Contains(Table(rec), "(generator)") {
-		t.Error("the table does not say ELECTRA's masked-LM figures are its generator's")
+	if !strings.Contains(Table(rec), "MLM head fine-tuned") || r.Generator == nil || r.ProbeSteps != 10 {
+		t.Error("the table does not say how ELECTRA's discriminator was measured")
 	}
-	for _, dir := range []string{r.Folder, filepath.Join(r.Folder, train.GeneratorFolder)} {
+	for _, dir := range []string{r.Folder, filepath.Join(r.Folder, train.GeneratorFolder), filepath.Join(r.Folder, ProbeFolder)} {
 		if _, err := hf.LoadFolder(dir); err != nil {
 			t.Error(err)
 		}
+	}
+	// The probe's folder scores the recorded figures on the held-out set.
+	pf, err := hf.LoadFolder(filepath.Join(r.Folder, ProbeFolder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tokenizer.LoadDir(testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldout, _, err := train.MLMEvalInstances(tk, testHeldout, train.MLMEvalConfig{SeqLen: c.SeqLen, Seed: c.Seed, MaskProb: c.MaskProb}, c.SeqLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := train.EvaluateMLM(pf.Model, heldout[:c.HeldoutSeqs], tk.PadID(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm.Accuracy != r.Final.Accuracy || pm.Top5 != r.Final.Top5 {
+		t.Errorf("probe folder scores %.4f / %.4f, the record %.4f / %.4f", pm.Accuracy, pm.Top5, r.Final.Accuracy, r.Final.Top5)
 	}
 	// The FLOPs are ELECTRA's (generator and discriminator), not a plain BERT step's.
 	tok, err := tokenizer.LoadDir(testVocab)
