@@ -39,8 +39,10 @@ type FamilyRequest struct {
 	// Variants are the families' names (train.ParseRecipeFamily), two or more.
 	Variants []string `json:"variants"`
 	Budget   string   `json:"budget"` // BudgetTokens or BudgetFLOPs
-	// Amount is each variant's budget: tokens, or FLOPs (0: the lab's default for the kind).
+	// Amount is each variant's budget: tokens, or FLOPs (0: Scale times the lab's default for
+	// the kind; Scale 0 is 1).
 	Amount float64 `json:"amount,omitempty"`
+	Scale  float64 `json:"scale,omitempty"`
 	Seed   uint64  `json:"seed"`
 }
 

@@ -117,12 +117,18 @@ func NewFamilyRace(req engine.FamilyRequest) (*FamilyRace, error) {
 		}
 		fams = append(fams, f)
 	}
-	budget, amount := req.Budget, req.Amount
+	budget, amount, scale := req.Budget, req.Amount, req.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	if !(scale > 0 && scale <= 64) {
+		return nil, fmt.Errorf("family lab: budget scale %g: give more than 0, at most 64", scale)
+	}
 	switch budget {
 	case "", engine.BudgetTokens:
 		budget = engine.BudgetTokens
 		if amount == 0 {
-			amount = FamilyDefaultTokens
+			amount = scale * FamilyDefaultTokens
 		}
 		if !(amount >= FamilyBatch && amount <= FamilyMaxTokens) {
 			return nil, fmt.Errorf("family lab: a budget of %g tokens; give %d to %d", amount, FamilyBatch, FamilyMaxTokens)
@@ -158,7 +164,7 @@ func NewFamilyRace(req engine.FamilyRequest) (*FamilyRace, error) {
 		return nil, fmt.Errorf("family lab: training the vocabulary: %w", err)
 	}
 	if budget == engine.BudgetFLOPs && amount == 0 {
-		amount = FamilyDefaultFLOPs(tok.Vocab().Len())
+		amount = scale * FamilyDefaultFLOPs(tok.Vocab().Len())
 	}
 	if !(amount >= 1) || math.IsInf(amount, 0) {
 		return nil, fmt.Errorf("family lab: a budget of %g %s", amount, budget)

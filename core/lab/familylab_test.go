@@ -119,6 +119,7 @@ func TestFamilyRaceBadRequests(t *testing.T) {
 		"budget kind":  {Variants: []string{"bert", "roberta"}, Budget: "steps"},
 		"tiny budget":  {Variants: []string{"bert", "roberta"}, Amount: 1},
 		"huge budget":  {Variants: []string{"bert", "roberta"}, Amount: 1e12},
+		"scale":        {Variants: []string{"bert", "roberta"}, Scale: -1},
 		"flops budget": {Variants: []string{"bert", "roberta"}, Budget: engine.BudgetFLOPs, Amount: math.Inf(1)},
 	} {
 		if _, err := NewFamilyRace(req); err == nil {
