@@ -45,8 +45,8 @@ func (c *FamilylabView) choiceTitle(id string) string {
 }
 
 func (c *FamilylabView) swatch(color string) string { return "background:" + color }
-func (c *FamilylabView) ftoa(x float64) string     { return strconv.FormatFloat(x, 'g', -1, 64) }
-func (c *FamilylabView) raceEngineMissing() bool   { return c.App.raceEngine() == nil }
+func (c *FamilylabView) ftoa(x float64) string      { return strconv.FormatFloat(x, 'g', -1, 64) }
+func (c *FamilylabView) raceEngineMissing() bool    { return c.App.raceEngine() == nil }
 
 // stepsAttr lists every variant's logged steps ("12,11"): tests wait on it.
 func (c *FamilylabView) stepsAttr() string {
