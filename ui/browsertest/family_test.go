@@ -154,10 +154,14 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	t.Helper()
 	const text = "the chef cooked the meal"
 	do(t, ctx, 10*time.Second, fixture+": the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
-	do(t, ctx, 30*time.Second, fixture+": typing a sentence",
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
-		chromedp.SendKeys(chromedp.CSS("#text"), text),
-		chromedp.KeyEvent(kb.Enter))
+	// Another sentence first: a new sentence clears the masks the previous family's left.
+	for _, s := range []string{"the cat sat", text} {
+		do(t, ctx, 30*time.Second, fixture+": typing a sentence",
+			chromedp.Evaluate[chromedp.Void](`(() => { const t = document.querySelector('#text'); t.focus(); t.value = ''; t.dispatchEvent(new Event('input', {bubbles: true})); })()`),
+			chromedp.SendKeys(chromedp.CSS("#text"), s),
+			chromedp.KeyEvent(kb.Enter))
+		wait(t, ctx, 30*time.Second, fixture+": the sentence", settled+` && location.hash.includes(`+jsString("text="+strings.ReplaceAll(s, " ", "%20"))+`)`)
+	}
 	wait(t, ctx, 30*time.Second, fixture+": the words", settled+` && [...document.querySelectorAll('button.word')].map(b => b.textContent.trim()).join(' ') === `+jsString(text))
 	do(t, ctx, 10*time.Second, fixture+": masking cooked", chromedp.Click(chromedp.CSS(`button.word[data-word="2"]`)))
 	wait(t, ctx, 30*time.Second, fixture+": predictions", settled+` && document.querySelectorAll('.card[data-mask="2"]:not(.stale) .pred').length === 5`)
@@ -176,9 +180,21 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	do(t, ctx, 10*time.Second, fixture+": the layer view", chromedp.Click(chromedp.CSS(`button[data-tab="steps"]`)))
 	wait(t, ctx, 30*time.Second, fixture+": the layer's steps", settled+` && document.querySelectorAll('.stepnav button').length === 10 && document.querySelector('[data-step-id]')`)
 	do(t, ctx, 10*time.Second, fixture+": Why?", chromedp.Click(chromedp.CSS(`button[data-tab="why"]`)))
+	if fixture == "deberta-tiny-random" {
+		// No backward pass for the disentangled attention yet: Why? says so.
+		wait(t, ctx, 60*time.Second, fixture+": Why?'s answer", settled+` && document.querySelector('[data-role="why-empty"]') && document.querySelector('[data-role="why-empty"]').textContent.includes('not supported yet')`)
+		return
+	}
 	wait(t, ctx, 60*time.Second, fixture+": the attributions", settled+` && document.querySelector('[data-role="attrs"]')`)
 	if msg := eval[string](t, ctx, `[...document.querySelectorAll('.error, [data-role="why-empty"]')].map(e => e.textContent).join(' | ')`); msg != "" {
 		t.Errorf("%s: errors on the page: %s", fixture, msg)
+	}
+	// ALBERT's shared layers take no head mask: the heads' grid gives way to a note.
+	if shared := eval[bool](t, ctx, `!!document.querySelector('[data-role="abl-unsupported"]')`); shared != strings.HasPrefix(fixture, "albert") {
+		t.Errorf("%s: the note that heads cannot be switched off shown %v", fixture, shared)
+	}
+	if fixture == "albert-tiny-random" {
+		screenshot(t, ctx, "family-albert-why")
 	}
 }
 
@@ -213,7 +229,7 @@ func checkSplitAttention(t *testing.T, ctx context.Context, e *engine.Engine) {
 	do(t, ctx, 10*time.Second, "the attention view", chromedp.Click(chromedp.CSS(`button[data-tab="attention"]`)))
 	// A sentence of our own: the maps read it without masks.
 	do(t, ctx, 30*time.Second, "typing a sentence",
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
+		chromedp.Evaluate[chromedp.Void](`(() => { const t = document.querySelector('#text'); t.focus(); t.value = ''; t.dispatchEvent(new Event('input', {bubbles: true})); })()`),
 		chromedp.SendKeys(chromedp.CSS("#text"), text),
 		chromedp.KeyEvent(kb.Enter))
 	maps := `document.querySelectorAll('[data-role="split-attention"] .splitmap canvas')`
