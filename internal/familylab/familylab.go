@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -504,14 +505,31 @@ func readRecord(out string, c Config) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec, err := parseRecord(data, c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// parseRecord reads a record (RecordFile) that must be of the settings c: its results are of
+// distinct variants of c.
+func parseRecord(data []byte, c Config) (*Record, error) {
 	var rec Record
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	was, _ := json.Marshal(rec.Config)
 	now, _ := json.Marshal(c)
 	if string(was) != string(now) {
-		return nil, fmt.Errorf("%s holds an experiment with other settings (%s); choose another folder", out, was)
+		return nil, fmt.Errorf("an experiment with other settings (%s); choose another folder", was)
+	}
+	seen := map[bert.Family]bool{}
+	for i, r := range rec.Results {
+		if !slices.Contains(c.Variants, r.Family) || seen[r.Family] {
+			return nil, fmt.Errorf("result %d: variant %q is not one of the settings' %v, or given twice", i, r.Family, c.Variants)
+		}
+		seen[r.Family] = true
 	}
 	return &rec, nil
 }
