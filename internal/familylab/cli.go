@@ -33,7 +33,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "output folder: family.md, family.json, the curves (PNG) and one folder per variant (checkpoints, final model in HF layout)")
 	quick := fs.Bool("quick", false, "the quick setting, the default (Tiny, 64-token sequences, 24,576 tokens a variant from 300 documents, 48 held-out sequences: about a minute)")
-	full := fs.Bool("full", false, "the record's setting (Tiny, 128-token sequences, the FLOPs of 2,000 BERT steps of 8, the whole held-out text)")
+	full := fs.Bool("full", false, "the record's setting (Tiny, 128-token sequences, 8.6e12 training FLOPs each: 2,000 BERT steps of 8 full sequences, the whole held-out text)")
 	variants := fs.String("variants", "", "comma-separated recipes to compare (default all: bert,roberta,albert,electra,distilbert,deberta)")
 	budget := fs.String("budget", "", "what every variant gets the same of: tokens or flops (training FLOPs counted from the shapes)")
 	amount := fs.Float64("amount", 0, "the budget per variant: tokens, or FLOPs (e.g. 2e14)")
