@@ -145,6 +145,20 @@ func TestFamilyViews(t *testing.T) {
 	// The discriminator is loaded last: "Replaced?".
 	_, e := familyFolder(t, "electra-tiny-discriminator")
 	checkReplaced(t, ctx, e)
+
+	// On a phone's screen the view (and the family card) stay within its width.
+	const phoneWidth = 390
+	do(t, ctx, 10*time.Second, "a phone's screen", chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile))
+	for _, tab := range []string{"replaced", "models"} {
+		do(t, ctx, 10*time.Second, "the "+tab+" tab", chromedp.Click(chromedp.CSS(`button[data-tab="`+tab+`"]`)))
+		wait(t, ctx, 10*time.Second, "the view", settled)
+		time.Sleep(200 * time.Millisecond)
+		if w := eval[float64](t, ctx, `Math.max(document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth)`); w > phoneWidth {
+			wide := eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > `+itoa(phoneWidth)+` + 0.5).slice(0, 12).map(e => e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`)
+			t.Errorf("%s scrolls sideways on a %d px screen: %.0f px wide; sticking out: %v", tab, phoneWidth, w, wide)
+		}
+		screenshot(t, ctx, "family-"+tab+"-phone")
+	}
 }
 
 // checkFamilyPipelines runs the views every family with an MLM head shares on the loaded
