@@ -21,7 +21,7 @@ PORT      ?= 8080
 DEFAULT_MODEL := bertlab-mini
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
-	bench bench-wasm bench-go fuzz tinydata vocab pretrain pretrain-restart pretrain-cloze pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
+	bench bench-wasm bench-train bench-go fuzz tinydata vocab pretrain pretrain-restart pretrain-cloze pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
 
 all: build wasm
 
@@ -55,8 +55,10 @@ vet:
 	GOOS=js GOARCH=wasm $(SIMD_GO) vet ./core/... ./ui/... ./wasm/app/ ./wasm/engine/...
 
 # Every native test, the browser tests (Chromium) and the Worker's end-to-end test (wrangler) included.
+# The browser tests' package takes 7-8 minutes on a quiet 2-core machine, more on a busy one: the
+# limit is raised past go test's default 10 minutes so that a slow host fails nothing.
 test-native: worker-deps
-	$(GO) test ./...
+	$(GO) test -timeout 45m ./...
 
 # The kernels again without the assembly path: the pure-Go twins are production code in the browser.
 test-purego:
@@ -103,6 +105,11 @@ bench:
 # Only the WebAssembly rows of make bench: bertlab wasm (scalar and SIMD) and onnxruntime-web.
 bench-wasm:
 	BENCH_ONLY=wasm GO="$(GO)" bash bench/run.sh
+
+# Only the training rows of make bench: bertlab against PyTorch (1 and 2 threads, with the host's
+# two-core line) and the wasm builds' training steps.
+bench-train:
+	BENCH_ONLY=train GO="$(GO)" bash bench/run.sh
 
 # The Go benchmarks (per-kernel GEMM, forward allocations, training step), natively and as wasm in Node.
 bench-go:

@@ -11,6 +11,7 @@
 //   loadURL(base, files)   -> fetches the model files under base and calls bertlab.load (the
 //                             default model's files are fetched while the engine starts)
 //   loadFiles({name: File}) -> reads the user's files (File or Uint8Array) and calls bertlab.load
+//   familyRecord           -> the text of family/record.json (the family lab's recorded native run)
 //   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/engine.go)
 importScripts('wasm_exec.js');
 
@@ -43,12 +44,19 @@ async function fetchBytes(url, signal) {
   return new Uint8Array(await (await fetchOK(url, signal)).arrayBuffer());
 }
 
-// The files of a HuggingFace BERT folder and the fields of bertlab.load that take them.
+// The files of a HuggingFace model folder and the fields of bertlab.load that take them: the
+// config, the weights and the tokenizer files of every family (wasm/engine's loadFields).
 const loadFields = {
   'config.json': 'config',
   'model.safetensors': 'weights',
   'vocab.txt': 'vocab',
   'tokenizer_config.json': 'tokenizerConfig',
+  'tokenizer.json': 'tokenizerJSON',
+  'vocab.json': 'vocabJSON',
+  'merges.txt': 'merges',
+  'spiece.model': 'spiece',
+  'spm.model': 'spm',
+  'special_tokens_map.json': 'specialTokensMap',
 };
 
 // fetchFields fetches the files of a model folder under base into bertlab.load's argument.
@@ -112,6 +120,8 @@ async function handle({ id, fn, args = [] }) {
       result = await loadURL(...args);
     } else if (fn === 'loadFiles') {
       result = await loadFiles(...args);
+    } else if (fn === 'familyRecord') {
+      result = await (await fetchOK('family/record.json')).text();
     } else if (typeof self.bertlab[fn] === 'function') {
       result = self.bertlab[fn](...args);
     } else {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -52,13 +53,14 @@ func (e *nativeEngine) Models() (*ModelIndex, error) {
 	return &ModelIndex{Models: []ModelRef{{Name: "tiny", Path: "tiny/", Files: []string{"config.json"}}}}, nil
 }
 
+// Load answers the engine's ModelInfo through JSON, as the worker hands it to the page.
 func (e *nativeEngine) Load(ModelRef) (*ModelInfo, error) {
-	got := e.e.Info()
-	info := &ModelInfo{Parameters: got.Parameters, Heads: got.Heads}
-	info.Config.NumHiddenLayers, info.Config.NumAttentionHeads = got.Config.NumHiddenLayers, got.Config.NumAttentionHeads
-	info.Config.HiddenSize = got.Config.HiddenSize
-	info.Family = got.Family
-	return info, nil
+	b, err := json.Marshal(e.e.Info())
+	if err != nil {
+		return nil, err
+	}
+	info := &ModelInfo{}
+	return info, json.Unmarshal(b, info)
 }
 
 func (e *nativeEngine) LoadFiles(files []LocalFile) (*ModelInfo, error) {

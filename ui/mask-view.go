@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/bertlab/bertlab/core/pipeline"
 )
 
 // MaskView is "Mask a word": the sentence as tokens, click to mask, top-k predictions per mask.
@@ -21,6 +23,36 @@ func (c *MaskView) wordClass(w Word) string {
 		cls = "word masked"
 	}
 	return cls + segClass(w)
+}
+
+// hint is the view's first line: how to mask, and what the grey pieces are for the model's kind
+// of tokenizer.
+func (c *MaskView) hint() string {
+	const how = "Click a word to mask it, click it again to bring it back; mask several at once. "
+	switch c.tokenizer() {
+	case "bpe":
+		return how + "The grey pieces are byte-level BPE tokens (RoBERTa's): Ġ is the space before a piece, and a word the vocabulary lacks is split into pieces, down to single bytes. The model's mask token is <mask>."
+	case "unigram":
+		return how + "The grey pieces are SentencePiece tokens: ▁ starts a word (it stands for the space before it), and a word the vocabulary lacks is split into the pieces the model finds likeliest."
+	}
+	return how + "The grey pieces are WordPiece tokens: a word the vocabulary lacks is split into pieces that start with ##."
+}
+
+// tokenizer is the loaded model's kind of tokenizer ("wordpiece" when not known).
+func (c *MaskView) tokenizer() string {
+	if c.App.Info == nil || c.App.Info.Tokenizer == "" {
+		return "wordpiece"
+	}
+	return c.App.Info.Tokenizer
+}
+
+// maskLabel is a masked word as the model reads it: [MASK], or the model's own mask token
+// (RoBERTa's <mask>), which the page's [MASK] stands for.
+func (c *MaskView) maskLabel() string {
+	if c.App.Info == nil || c.App.Info.MaskToken == "" {
+		return MaskToken
+	}
+	return c.App.Info.MaskToken
 }
 
 // truncatedNote says how much of a text longer than the model's positions the model sees.
@@ -125,6 +157,16 @@ func codePoints(token string) string {
 		b.WriteByte(')')
 	}
 	return b.String()
+}
+
+// predText is a prediction as the card shows it and puts into the sentence: the readable word
+// of a byte-level BPE or SentencePiece token ("Ġcat" and "▁cat" are "cat"), a WordPiece entry as
+// it is ("##ing" keeps its "##", which Fill reads as joining the word before).
+func predText(p pipeline.Prediction) string {
+	if p.Word == "" || strings.HasPrefix(p.Token, "##") {
+		return p.Token
+	}
+	return p.Word
 }
 
 func scoreAttr(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }

@@ -24,7 +24,7 @@ func (c *ModelsView) config() [][2]string {
 	if act == "" {
 		act = "gelu"
 	}
-	return [][2]string{
+	rows := [][2]string{
 		{"layers", fmt.Sprint(cf.NumHiddenLayers)},
 		{"hidden", fmt.Sprint(cf.HiddenSize)},
 		{"heads", fmt.Sprint(cf.NumAttentionHeads)},
@@ -34,7 +34,14 @@ func (c *ModelsView) config() [][2]string {
 		{"act", act},
 		{"parameters", groupDigits(i.Parameters)},
 	}
+	if t := tokenizerNames[i.Tokenizer]; t != "" {
+		rows = append(rows, [2]string{"tokenizer", t + ", mask " + i.MaskToken})
+	}
+	return rows
 }
+
+// tokenizerNames name the engine's kinds of tokenizer as the Models view shows them.
+var tokenizerNames = map[string]string{"wordpiece": "WordPiece", "bpe": "byte-level BPE", "unigram": "SentencePiece Unigram"}
 
 func (c *ModelsView) heads() string { return strings.Join(c.App.Info.Heads, ", ") }
 

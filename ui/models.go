@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tokenizer/auto"
 	"github.com/vugu/vugu/js"
 )
 
@@ -20,8 +21,24 @@ import (
 // anything bigger is refused before a byte is read.
 const MaxBrowserWeights = 1.5e9
 
-// Files of a HuggingFace BERT folder that the engine reads; the first three are needed.
-var modelFileNames = []string{"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json"}
+// Files of a HuggingFace model folder that the engine reads: config.json and model.safetensors,
+// and the files of the tokenizer of any family (auto.Files: BERT's vocab.txt, RoBERTa's
+// vocab.json and merges.txt or tokenizer.json, ALBERT's spiece.model, DeBERTa's spm.model).
+var modelFileNames = append([]string{"config.json", "model.safetensors"}, auto.Files...)
+
+// missingTokenizer names what a folder lacks for a tokenizer, "" when it has one: vocab.txt (the
+// usual file) when it has no tokenizer file at all.
+func missingTokenizer(has func(string) bool) string {
+	switch {
+	case has("tokenizer.json") || has("vocab.txt") || has("spiece.model") || has("spm.model") || has("vocab.json") && has("merges.txt"):
+		return ""
+	case has("vocab.json"):
+		return "merges.txt"
+	case has("merges.txt"):
+		return "vocab.json"
+	}
+	return "vocab.txt"
+}
 
 // LocalFile is a file the user picked or dropped.
 type LocalFile struct {
@@ -39,10 +56,12 @@ type LocalFile struct {
 // model.safetensors.
 var weightFormats = []string{"model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5", "flax_model.msgpack"}
 
-// PickModelFiles keeps the files of files that a BERT folder needs, by name: config.json,
-// model.safetensors, vocab.txt and tokenizer_config.json when there is one. A folder picked
-// or dropped whole brings its other files too, and maybe subfolders (checkpoint-500/, onnx/):
-// the files are taken from the shallowest folder that holds the three needed ones (the first
+// PickModelFiles keeps the files of files that a model folder needs, by name: config.json,
+// model.safetensors and the tokenizer's files (vocab.txt, tokenizer.json, vocab.json and
+// merges.txt, spiece.model or spm.model, with tokenizer_config.json and
+// special_tokens_map.json when there are). A folder picked or dropped whole brings its other
+// files too, and maybe subfolders (checkpoint-500/, onnx/): the files are taken from the
+// shallowest folder that holds the three needed ones (config, weights, a tokenizer; the first
 // by name among equals), never mixed from two folders. Otherwise the error says what is
 // missing, and where.
 func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
@@ -77,15 +96,20 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 	}
 	dirs := slices.Collect(maps.Keys(byDir))
 	// Shallowest first, then the one with most of the needed files, then by name.
-	needed := func(dir string) int {
-		n := 0
-		for _, want := range modelFileNames[:3] {
-			if _, ok := byDir[dir][want]; ok {
-				n++
+	missing := func(dir string) []string {
+		has := func(name string) bool { _, ok := byDir[dir][name]; return ok }
+		var m []string
+		for _, want := range modelFileNames[:2] {
+			if !has(want) {
+				m = append(m, want)
 			}
 		}
-		return n
+		if t := missingTokenizer(has); t != "" {
+			m = append(m, t)
+		}
+		return m
 	}
+	needed := func(dir string) int { return 3 - len(missing(dir)) }
 	slices.SortFunc(dirs, func(a, b string) int {
 		if c := cmp.Compare(needed(b)/3, needed(a)/3); c != 0 { // complete folders first
 			return c
@@ -111,18 +135,13 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 	if len(dirs) > 0 {
 		best = dirs[0]
 	}
-	var missing []string
-	for _, want := range modelFileNames[:3] {
-		if _, ok := byDir[best][want]; !ok {
-			missing = append(missing, want)
-		}
-	}
+	lacks := missing(best)
 	where := ""
 	if best != "." {
 		where = fmt.Sprintf(" in %s/", best)
 	}
-	msg := fmt.Sprintf("missing %s%s: a BERT folder needs config.json, model.safetensors and vocab.txt (tokenizer_config.json is optional)", strings.Join(missing, ", "), where)
-	if o := others[best]; len(o) > 0 && slices.Contains(missing, "model.safetensors") {
+	msg := fmt.Sprintf("missing %s%s: a model folder needs config.json, model.safetensors and its tokenizer's files (vocab.txt; or tokenizer.json; or vocab.json and merges.txt; or spiece.model or spm.model)", strings.Join(lacks, ", "), where)
+	if o := others[best]; len(o) > 0 && slices.Contains(lacks, "model.safetensors") {
 		msg += fmt.Sprintf(". The folder has %s: the page reads single-file safetensors weights only (convert with transformers: model.save_pretrained(dir, safe_serialization=True, max_shard_size=\"10GB\"))", strings.Join(o, ", "))
 	}
 	return nil, errors.New(msg)

@@ -3,6 +3,7 @@ package ui
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // MaskToken is what a masked word becomes in the text the engine reads.
@@ -29,8 +30,13 @@ func Words(t *Tokens, text string) []Word { return PairWords(t, text, "") }
 
 // PairWords is Words for the pair (text, pair) that t encodes: the words of sentence B (token
 // type 1) have Seg 1 and ids PairWordBase+w, and their spans are in pair.
+//
+// A word is the tokenizer's (word_ids), except that punctuation a SentencePiece tokenizer keeps in
+// the word before it ("mat." is one Metaspace word) becomes a word of its own, as BERT's
+// pre-tokenizer makes it, and a word's text leaves out the space its first piece carries ("▁mat").
 func PairWords(t *Tokens, text, pair string) []Word {
 	var words []Word
+	var shift [2]int // words split off so far in each sentence: later ids move up by as many
 	for i, tok := range t.Tokens {
 		id := -1
 		if i < len(t.WordIDs) {
@@ -41,8 +47,11 @@ func PairWords(t *Tokens, text, pair string) []Word {
 		if i < len(t.TypeIDs) && t.TypeIDs[i] == 1 {
 			seg = 1
 		}
-		if seg == 1 && id >= 0 && !special {
-			id += PairWordBase
+		if id >= 0 && !special {
+			id += shift[seg]
+			if seg == 1 {
+				id += PairWordBase
+			}
 		}
 		var off [2]int
 		if i < len(t.Offsets) {
@@ -50,9 +59,13 @@ func PairWords(t *Tokens, text, pair string) []Word {
 		}
 		if n := len(words); n > 0 && !special && id >= 0 && words[n-1].ID == id {
 			w := &words[n-1]
-			w.Pieces = append(w.Pieces, tok)
-			w.End = max(w.End, off[1])
-			continue
+			if k := piecesKind(w.Pieces); k == kindSpace || k == piecesKind([]string{tok}) {
+				w.Pieces = append(w.Pieces, tok)
+				w.End = max(w.End, off[1])
+				continue
+			}
+			shift[seg]++
+			id++ // the pieces from here on are a word of their own
 		}
 		if special {
 			id = -1
@@ -64,10 +77,50 @@ func PairWords(t *Tokens, text, pair string) []Word {
 	for i := range words {
 		w := &words[i]
 		if r := texts[w.Seg]; w.ID >= 0 && 0 <= w.Start && w.Start <= w.End && w.End <= len(r) {
+			for w.Start < w.End && unicode.IsSpace(r[w.Start]) {
+				w.Start++
+			}
 			w.Text = string(r[w.Start:w.End])
 		}
 	}
 	return words
+}
+
+// isPunct reports whether a token is punctuation alone (after SentencePiece's "▁").
+func isPunct(tok string) bool {
+	tok = strings.TrimPrefix(tok, "▁")
+	if tok == "" {
+		return false
+	}
+	for _, r := range tok {
+		if !unicode.IsPunct(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Kinds of a run of pieces, for splitting punctuation off a SentencePiece word.
+const (
+	kindSpace = iota // only lone "▁" pieces
+	kindPunct        // punctuation (and lone "▁")
+	kindWord         // anything else
+)
+
+// piecesKind is the kind of a word's pieces so far: a word of letters and one of punctuation
+// ("...") each go on alike; a lone "▁" joins whatever follows it.
+func piecesKind(pieces []string) int {
+	k := kindSpace
+	for _, p := range pieces {
+		switch {
+		case p == "▁":
+		case isPunct(p):
+			k = max(k, kindPunct)
+		default:
+			return kindWord
+		}
+	}
+	return k
 }
 
 // Masked reports whether the word is shown as [MASK]: written so, or chosen in masks.

@@ -36,7 +36,7 @@ func runConvert(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := hf.SaveFolder(*out, fo.Model, fo.Tokenizer, hf.SaveOptions{DType: dt}); err != nil {
+	if err := hf.SaveFolder(*out, fo.Model, fo.Tokenizer, hf.SaveOptions{DType: dt, TokenizerFiles: fo.TokenizerFiles}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s parameters, %s) to %s\n", *model, human.Commas(fo.Model.NumParams()), dt, *out)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
 func init() {
@@ -32,14 +33,14 @@ func runFillMask(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.Tokenizer == nil {
-		return fmt.Errorf("model folder %s has no vocab.txt", *model)
+	if f.Encoder == nil {
+		return fmt.Errorf("model folder %s has no tokenizer files", *model)
 	}
 	var p *string
 	if *pair != "" {
 		p = pair
 	}
-	res, err := pipeline.FillMask(f.Model, f.Tokenizer, text, p, *topK)
+	res, err := pipeline.FillMask(f.Model, f.Encoder, text, p, *topK)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,11 @@ func runFillMask(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "mask %d (token %d):\n", i+1, m.Position)
 		for _, p := range m.Predictions {
 			bar := strings.Repeat("█", int(p.Score*30+0.5))
-			fmt.Fprintf(stdout, "  %-16s %6.2f%%  %s\n", p.Token, 100*p.Score, bar)
+			w := p.Token // WordPiece's own entries; "Ġcat", "▁cat" as readers write them
+			if f.Encoder.Kind() != tokenizer.KindWordPiece {
+				w = p.Word
+			}
+			fmt.Fprintf(stdout, "  %-16s %6.2f%%  %s\n", w, 100*p.Score, bar)
 		}
 	}
 	return nil

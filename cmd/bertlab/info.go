@@ -61,8 +61,10 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if f.Tokenizer != nil {
 		tc := f.Tokenizer.Config()
 		fmt.Fprintf(stdout, "tokenizer   %d tokens, lowercase %v\n", f.Tokenizer.Vocab().Len(), tc.DoLowerCase)
+	} else if f.Encoder != nil {
+		fmt.Fprintf(stdout, "tokenizer   %s, %d tokens, mask %s\n", f.Encoder.Kind(), f.Encoder.VocabSize(), tokenizer.MaskToken(f.Encoder))
 	} else {
-		fmt.Fprintf(stdout, "tokenizer   none (no vocab.txt)\n")
+		fmt.Fprintf(stdout, "tokenizer   none (no tokenizer files)\n")
 	}
 	for _, n := range f.Report.Notes {
 		fmt.Fprintf(stdout, "note        %s\n", n)

@@ -64,8 +64,8 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	if f.Tokenizer == nil {
-		return fmt.Errorf("model folder %s has no vocab.txt", *model)
+	if f.Encoder == nil {
+		return fmt.Errorf("model folder %s has no tokenizer files", *model)
 	}
 	static, err := api.AssetsFS(*assets)
 	if err != nil {
@@ -73,7 +73,7 @@ func serve(ctx context.Context, stop func(), args []string, stdout, stderr io.Wr
 	}
 	logger := log.New(stderr, "bertlab serve: ", log.LstdFlags)
 	name := filepath.Base(filepath.Clean(*model))
-	e, err := engine.New(name, f.Model, f.Tokenizer)
+	e, err := engine.New(name, f.Model, f.Encoder)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ type DistilTargets struct {
 	// term out. A row of zeros leaves that query of that head free: no loss and no gradient
 	// (the mean still counts it), so a target can name only some heads (train.NeighbourPrior).
 	Attentions []*tensor.Tensor
+	// Hidden is the teacher's last hidden state [B, S, H] that the cosine term pulls the
+	// student's toward (DistilBERT); nil leaves the cosine term out.
+	Hidden *tensor.Tensor
 }
 
 // DistilWeights weigh the terms of the distillation loss.
@@ -31,6 +34,21 @@ type DistilWeights struct {
 	Hard      float64 // the masked-LM cross-entropy with the labels
 	Soft      float64 // the KL divergence from the teacher's masked-LM distributions
 	Attention float64 // the mean KL divergence from the teacher's attention rows
+	// Cosine weighs DistilBERT's cosine term: the mean over attended tokens of 1 − cos(student
+	// hidden, teacher hidden) of the last hidden states.
+	Cosine float64 `json:",omitempty"`
+	// Temperature softens both masked-LM distributions of the soft term (Hinton et al. 2015):
+	// the teacher's targets are softmax(z/T) and the term is T²·KL, so that its gradients keep
+	// their scale; 0 means 1.
+	Temperature float64 `json:",omitempty"`
+}
+
+// temperature is w.Temperature, 1 when unset.
+func (w DistilWeights) temperature() float64 {
+	if w.Temperature > 0 {
+		return w.Temperature
+	}
+	return 1
 }
 
 // DistilLosses are the terms of a distillation step, unweighted, and their weighted sum.
@@ -44,6 +62,9 @@ type DistilLosses struct {
 	// Attention is the mean over layers, heads and attended query tokens of KL(teacher row ‖
 	// student row) of the attention probabilities.
 	Attention float64
+	// Cosine is the mean over attended tokens of 1 − cos(student, teacher) of the last hidden
+	// states.
+	Cosine float64
 }
 
 // attnDistil is the attention term's part of the backward: d loss / d scaled scores of the
@@ -81,12 +102,15 @@ func (d *attnDistil) addGrad(l, bh, A int, mask []int, ds, p []float32, S int) {
 // ForwardBackwardDistil runs the student m on a batch in training mode, adds the gradient of
 // the distillation loss to g (+=, as ForwardBackward) and returns its terms:
 //
-//	loss = w.Hard·CE(labels) + w.Soft·KL(teacher MLM ‖ student MLM) + w.Attention·KL(teacher attention ‖ student attention)
+//	loss = w.Hard·CE(labels) + w.Soft·T²·KL(teacher MLM at T ‖ student MLM at T)
+//	     + w.Attention·KL(teacher attention ‖ student attention) + w.Cosine·(1 − cos(student hidden, teacher hidden))
 //
 // mlmLabels [B, S] name the labelled positions (IgnoreIndex elsewhere; at least one); t.MLM
-// holds the teacher's distributions at those positions, in order; t.Attentions one tensor per
-// student layer in the student's shape [B, A, S, S]. The means are over the labelled positions
-// and over layers × heads × attended query tokens. There is no next-sentence term.
+// holds the teacher's distributions at those positions, in order, at the temperature T =
+// w.Temperature (softmax(z/T)); t.Attentions one tensor per student layer in the student's
+// shape [B, A, S, S]; t.Hidden the teacher's last hidden state [B, S, H]. The means are over the
+// labelled positions, over layers × heads × attended query tokens, and over attended tokens.
+// There is no next-sentence term. With w.Cosine 0 and T 1 it is the loss without those terms.
 func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets, w DistilWeights, opt TrainOptions, g *Grads) (DistilLosses, error) {
 	c := m.Config
 	if err := b.Validate(c); err != nil {
@@ -109,6 +133,9 @@ func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets,
 	}
 	if t.MLM != nil && len(t.MLM) != n*c.VocabSize {
 		return DistilLosses{}, fmt.Errorf("distil: %d teacher MLM probabilities for %d labelled positions of %d classes", len(t.MLM), n, c.VocabSize)
+	}
+	if h := t.Hidden; h != nil && !tensor.SameShape(h.Shape, []int{b.B, b.S, c.HiddenSize}) {
+		return DistilLosses{}, fmt.Errorf("distil: teacher hidden state of shape %v, want [%d %d %d] (the cosine term needs the student's width)", h.Shape, b.B, b.S, c.HiddenSize)
 	}
 	if t.Attentions != nil {
 		if len(t.Attentions) != c.NumHiddenLayers {
@@ -143,7 +170,10 @@ func (m *Model) ForwardBackwardDistil(b Batch, mlmLabels []int, t DistilTargets,
 			a.distil = &attnDistil{targets: t.Attentions, scale: float32(w.Attention / float64(rows))}
 		}
 	}
-	loss.Total = w.Hard*loss.Hard + w.Soft*loss.Soft + w.Attention*loss.Attention
+	if t.Hidden != nil {
+		loss.Cosine = cosineBackward(a.Hidden.Data, t.Hidden.Data, b, c.HiddenSize, w.Cosine, dHidden.Data)
+	}
+	loss.Total = w.Hard*loss.Hard + w.Soft*loss.Soft + w.Attention*loss.Attention + w.Cosine*loss.Cosine
 	err = m.Backward(a, dHidden, nil, g)
 	a.distil = nil
 	return loss, err
@@ -208,16 +238,86 @@ func klRow(t, p []float32) float64 {
 	return s
 }
 
+// cosineBackward returns the mean over attended tokens of 1 − cos(s, t) for the student's and
+// teacher's hidden states s, t [B, S, H], and adds w × its gradient to dh:
+// d(1 − cos)/ds = −(t/(|s||t|) − cos·s/|s|²).
+func cosineBackward(s, t []float32, b Batch, H int, w float64, dh []float32) float64 {
+	n := attendedRows(b)
+	var loss float64
+	for i := 0; i < b.B*b.S; i++ {
+		if b.AttentionMask != nil && b.AttentionMask[i] == 0 {
+			continue
+		}
+		sv, tv := s[i*H:(i+1)*H], t[i*H:(i+1)*H]
+		var st, ss, tt float64
+		for j := range sv {
+			st += float64(sv[j]) * float64(tv[j])
+			ss += float64(sv[j]) * float64(sv[j])
+			tt += float64(tv[j]) * float64(tv[j])
+		}
+		// PyTorch's cosine_similarity clamps each norm below at eps 1e-8.
+		ns, nt := math.Max(math.Sqrt(ss), 1e-8), math.Max(math.Sqrt(tt), 1e-8)
+		cos := st / (ns * nt)
+		loss += 1 - cos
+		k := w / float64(n)
+		d := dh[i*H : (i+1)*H]
+		for j := range d {
+			d[j] += float32(-k * (float64(tv[j])/(ns*nt) - cos*float64(sv[j])/(ns*ns)))
+		}
+	}
+	return loss / float64(n)
+}
+
 // mlmDistilBackward runs the MLM head on the labelled rows, returns the hard loss (mean
-// cross-entropy with the labels) and the soft loss (mean KL from the teacher's distributions
-// tMLM [n, V]; 0 when nil), adds w.Hard·d hard + w.Soft·d soft to the head's gradients in g
-// and d hidden to dh [B, S, H].
+// cross-entropy with the labels) and the soft loss (mean T²·KL from the teacher's distributions
+// at temperature T, tMLM [n, V]; 0 when nil), adds w.Hard·d hard + w.Soft·d soft to the head's
+// gradients in g and d hidden to dh [B, S, H].
 func (m *Model) mlmDistilBackward(a *Activations, labels []int, tMLM []float32, w DistilWeights, dh []float32, g *Model) (hard, soft float64) {
 	V := m.Config.VocabSize
 	rows, lab, ma, logits := m.mlmLabelled(a, labels)
 	n := len(rows)
 	dl := logits.Data
 	hards, softs := make([]float64, n), make([]float64, n)
+	T := w.temperature()
+	if T != 1 {
+		// d (T²·KL(t ‖ softmax(z/T))) / dz = T·(softmax(z/T) − t): the hard term's gradient and
+		// the soft term's are apart.
+		wh, ws := w.Hard/float64(n), w.Soft/float64(n)
+		tensor.ParallelFor(n, func(lo, hi int) {
+			p, pT := make([]float64, V), make([]float64, V)
+			for i := lo; i < hi; i++ {
+				row := dl[i*V : (i+1)*V]
+				logZ := logSoftmax(p, row, 1)
+				hards[i] = logZ - float64(row[lab[i]])
+				var t []float32
+				if tMLM != nil {
+					t = tMLM[i*V : (i+1)*V]
+					logZT := logSoftmax(pT, row, T)
+					var kl float64
+					for j, tj := range t {
+						if tj > 0 {
+							kl += float64(tj) * (math.Log(float64(tj)) - (float64(row[j])/T - logZT))
+						}
+					}
+					softs[i] = T * T * kl
+				}
+				for j := range row {
+					d := wh * p[j]
+					if t != nil {
+						d += ws * T * (pT[j] - float64(t[j]))
+					}
+					row[j] = float32(d)
+				}
+				row[lab[i]] -= float32(wh)
+			}
+		})
+		for i := range n {
+			hard += hards[i]
+			soft += softs[i]
+		}
+		m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g), dh)
+		return hard / float64(n), soft / float64(n)
+	}
 	wh, ws := float32(w.Hard/float64(n)), float32(w.Soft/float64(n))
 	tensor.ParallelFor(n, func(lo, hi int) {
 		p := make([]float64, V)
@@ -262,4 +362,21 @@ func (m *Model) mlmDistilBackward(a *Activations, labels []int, tMLM []float32, 
 	}
 	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g), dh)
 	return hard / float64(n), soft / float64(n)
+}
+
+// logSoftmax sets p to softmax(row/T) and returns log Σ exp(row/T), in float64.
+func logSoftmax(p []float64, row []float32, T float64) float64 {
+	mx := math.Inf(-1)
+	for _, z := range row {
+		mx = math.Max(mx, float64(z)/T)
+	}
+	var sum float64
+	for j, z := range row {
+		p[j] = math.Exp(float64(z)/T - mx)
+		sum += p[j]
+	}
+	for j := range p {
+		p[j] /= sum
+	}
+	return math.Log(sum) + mx
 }

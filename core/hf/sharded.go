@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -173,15 +172,6 @@ func (s *Sharded) ReadFloat32(name string, dst []float32) error {
 		return fmt.Errorf("%s: tensor %q not found in any shard", s.name, name)
 	}
 	return f.ReadFloat32(name, dst)
-}
-
-// Shard returns the file name of the shard holding the named tensor.
-func (s *Sharded) Shard(name string) (string, bool) {
-	f, ok := s.owner[name]
-	if !ok {
-		return "", false
-	}
-	return path.Base(f.name), true
 }
 
 // Close closes every shard.

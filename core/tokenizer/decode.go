@@ -1,6 +1,10 @@
 package tokenizer
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
 // VocabSize returns the number of tokens of the vocabulary.
 func (t *Tokenizer) VocabSize() int { return t.vocab.Len() }
@@ -71,13 +75,30 @@ func (t *BPE) Kind() string { return KindBPE }
 
 // Word returns id's entry as text: an added token as it is, a vocabulary
 // entry's byte characters read back ("Ġcat" is "cat") without the spaces
-// around it; the entry itself when that leaves nothing (a lone "Ġ").
+// around it; bytes that are not UTF-8 on their own (a piece of a character)
+// as <0xNN>, as SentencePiece writes byte pieces; the entry itself when that
+// leaves nothing (a lone "Ġ").
 func (t *BPE) Word(id int) string {
 	tok := t.Token(id)
 	if _, added := t.addedByID[id]; added || tok == "" {
 		return tok
 	}
-	if w := strings.TrimSpace(t.Decode([]int{id}, false)); w != "" {
+	b := make([]byte, 0, len(tok))
+	for _, r := range tok {
+		c, ok := charBytes[r]
+		if !ok {
+			return tok // not a byte-level entry
+		}
+		b = append(b, c)
+	}
+	if !utf8.Valid(b) {
+		var sb strings.Builder
+		for _, c := range b {
+			fmt.Fprintf(&sb, "<0x%02X>", c)
+		}
+		return sb.String()
+	}
+	if w := strings.TrimSpace(string(b)); w != "" {
 		return w
 	}
 	return tok

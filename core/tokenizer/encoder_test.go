@@ -114,4 +114,8 @@ func TestEncoderBPE(t *testing.T) {
 	if id, ok := e.TokenID("Ġthe"); !ok || e.Word(id) != "the" {
 		t.Errorf("Word(Ġthe) = %q (%v)", e.Word(id), ok)
 	}
+	// "Ã" is the byte 0xC3, the first half of "é" and not UTF-8 alone.
+	if id, ok := e.TokenID("Ã"); !ok || e.Word(id) != "<0xC3>" {
+		t.Errorf("Word(Ã) = %q (%v)", e.Word(id), ok)
+	}
 }

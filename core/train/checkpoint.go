@@ -82,6 +82,9 @@ func (p *Pretrainer) writeCheckpoint(dir string) error {
 	if err := hf.SaveFolder(dir, p.Model, p.Tokenizer, hf.SaveOptions{}); err != nil {
 		return err
 	}
+	if err := p.saveGenerator(dir); err != nil {
+		return err
+	}
 	o := p.Optimizer
 	var ts []hf.Tensor
 	for i, prm := range o.Params() {

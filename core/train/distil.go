@@ -38,8 +38,10 @@ func NewTeacher(teacher, student *bert.Model, w bert.DistilWeights) (*Teacher, e
 		return nil, fmt.Errorf("teacher: %d attention heads, the student has %d: attention distillation pairs them head by head", tc.NumAttentionHeads, sc.NumAttentionHeads)
 	case tc.MaxPositionEmbeddings < sc.MaxPositionEmbeddings:
 		return nil, fmt.Errorf("teacher: %d positions, fewer than the student's %d", tc.MaxPositionEmbeddings, sc.MaxPositionEmbeddings)
-	case w.Hard < 0 || w.Soft < 0 || w.Attention < 0 || w.Hard+w.Soft+w.Attention == 0:
+	case w.Hard < 0 || w.Soft < 0 || w.Attention < 0 || w.Cosine < 0 || w.Temperature < 0 || w.Hard+w.Soft+w.Attention+w.Cosine == 0:
 		return nil, fmt.Errorf("teacher: loss weights %+v: want non-negative weights, not all 0", w)
+	case w.Cosine != 0 && tc.HiddenSize != sc.HiddenSize:
+		return nil, fmt.Errorf("teacher: hidden size %d, the student's is %d: the cosine term compares their hidden states", tc.HiddenSize, sc.HiddenSize)
 	}
 	t := &Teacher{Model: teacher, Weights: w}
 	Lt, Ls := tc.NumHiddenLayers, sc.NumHiddenLayers
@@ -50,8 +52,9 @@ func NewTeacher(teacher, student *bert.Model, w bert.DistilWeights) (*Teacher, e
 }
 
 // Targets runs the teacher in eval mode on b: its masked-LM distributions at the positions
-// labelled in labels [B, S] (in order) and, with an attention weight, the attention
-// probabilities of the layer each student layer learns from ([B, A, S, S] each).
+// labelled in labels [B, S] (in order; at the weights' temperature), with an attention weight
+// the attention probabilities of the layer each student layer learns from ([B, A, S, S] each),
+// and with a cosine weight its last hidden state.
 func (t *Teacher) Targets(b bert.Batch, labels []int) (bert.DistilTargets, error) {
 	var rows []int
 	for i, y := range labels {
@@ -65,7 +68,13 @@ func (t *Teacher) Targets(b bert.Batch, labels []int) (bert.DistilTargets, error
 		return bert.DistilTargets{}, fmt.Errorf("teacher: %w", err)
 	}
 	tg := bert.DistilTargets{MLM: out.MLMLogits.Data}
+	if T := t.Weights.Temperature; T > 0 && T != 1 {
+		tensor.Scale(tg.MLM, float32(1/T))
+	}
 	tensor.SoftmaxRows(tg.MLM, t.Model.Config.VocabSize, nil)
+	if t.Weights.Cosine != 0 {
+		tg.Hidden = out.Hidden
+	}
 	if trace {
 		for _, l := range t.LayerOf {
 			tg.Attentions = append(tg.Attentions, out.Trace.Attentions[l])

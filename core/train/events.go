@@ -66,6 +66,14 @@ type Event struct {
 	// masked-LM distributions and attention rows (bert.DistilLosses); 0 without a teacher.
 	DistilSoft      float64 `json:"distil_soft,omitempty"`
 	DistilAttention float64 `json:"distil_attention,omitempty"`
+	// DistilCosine is DistilBERT's cosine term (mean 1 − cos of the last hidden states).
+	DistilCosine float64 `json:"distil_cosine,omitempty"`
+	// RTDLoss and RTDAccuracy are an ELECTRA step's discriminator loss (unweighted) and the share
+	// of attended tokens it called right; Replaced is the share the generator's samples changed.
+	// MLMLoss is then the generator's.
+	RTDLoss     float64 `json:"rtd_loss,omitempty"`
+	RTDAccuracy float64 `json:"rtd_accuracy,omitempty"`
+	Replaced    float64 `json:"replaced,omitempty"`
 	// LR is the learning rate the step used.
 	LR float64 `json:"learning_rate"`
 	// GradNorm is the global gradient norm before clipping.

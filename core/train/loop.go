@@ -72,6 +72,9 @@ func (p *Pretrainer) Run(ctx context.Context, onEvent func(Event)) error {
 		if err := hf.SaveFolder(c.OutDir, p.Model, p.Tokenizer, hf.SaveOptions{}); err != nil {
 			return err
 		}
+		if err := p.saveGenerator(c.OutDir); err != nil {
+			return err
+		}
 		if err := p.writeTrainerState(c.OutDir); err != nil {
 			return err
 		}

@@ -116,6 +116,9 @@ type Pretrainer struct {
 	History []Event
 	// Teacher, when set (Distil), is the frozen model the steps distil into Model.
 	Teacher *Teacher
+	// Generator, when set (SetGenerator), is ELECTRA's generator, trained with Model, the
+	// discriminator.
+	Generator *Generator
 	// ExtraEval, if set, adds its figures to each evaluation's metrics (the cloze shares of
 	// bertlab pretrain --cloze); it must not change the model.
 	ExtraEval func() (map[string]float64, error)
@@ -135,7 +138,7 @@ func NewPretrainer(m *bert.Model, tok *tokenizer.Tokenizer, data *PretrainData, 
 	if c.GradAccum < 1 {
 		c.GradAccum = 1
 	}
-	if m.MLM == nil {
+	if m.MLM == nil && m.RTD == nil {
 		return nil, fmt.Errorf("pretrain: the model has no MLM head (cls.predictions)")
 	}
 	if m.Packed() {
@@ -192,9 +195,16 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	}
 	micro := c.BatchSize / c.GradAccum
 	pos := p.State.Position
+	if p.Model.MLM == nil && p.Generator == nil {
+		return Event{}, fmt.Errorf("pretrain: the discriminator has no generator (SetGenerator)")
+	}
 	p.grads.Zero()
+	if p.Generator != nil {
+		p.Generator.grads.Zero()
+	}
 	var sum bert.Losses
-	var soft, attn float64 // distillation terms
+	var soft, attn, cos float64 // distillation terms
+	var el electraLosses        // ELECTRA's, summed over the micro-batches
 	tokens := 0
 	for a := range c.GradAccum {
 		if err := ctx.Err(); err != nil {
@@ -208,7 +218,15 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 		}
 		opt := bert.TrainOptions{Dropout: !c.NoDropout, Seed: mix64(mix64(c.Seed^uint64(p.State.Step)) ^ uint64(a))}
 		var l bert.Losses
-		if p.Teacher != nil || c.Neighbours.Active(p.State.Step) {
+		if p.Generator != nil {
+			e, err := p.electraStep(b, opt)
+			if err != nil {
+				return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
+			}
+			l = bert.Losses{Total: e.generator + p.Generator.Weight*e.discriminator, MLM: e.generator}
+			el.discriminator += e.discriminator
+			el.correct, el.counted, el.replaced = el.correct+e.correct, el.counted+e.counted, el.replaced+e.replaced
+		} else if p.Teacher != nil || c.Neighbours.Active(p.State.Step) {
 			step := p.distilStep
 			if p.Teacher == nil {
 				step = p.priorStep
@@ -218,7 +236,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 				return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
 			}
 			l = bert.Losses{Total: dl.Total, MLM: dl.Hard}
-			soft, attn = soft+dl.Soft, attn+dl.Attention
+			soft, attn, cos = soft+dl.Soft, attn+dl.Attention, cos+dl.Cosine
 		} else if l, err = p.Model.ForwardBackward(b.Batch, b.MLMLabels, b.NSPLabels, opt, p.grads); err != nil {
 			return Event{}, fmt.Errorf("pretrain step %d: %w", p.State.Step+1, err)
 		}
@@ -227,7 +245,7 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 		sum.NSP += l.NSP
 		tokens += b.Tokens
 	}
-	gs := p.grads.Params()
+	gs := p.stepGrads()
 	k := float64(c.GradAccum)
 	if c.GradAccum > 1 { // HF divides each micro-batch's loss by the accumulation steps
 		s := float32(1 / k)
@@ -254,7 +272,11 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	p.newTokens += int64(tokens)
 	ev := p.event(EventStep)
 	ev.Loss, ev.MLMLoss, ev.NSPLoss, ev.LR, ev.GradNorm = loss.Total, loss.MLM, loss.NSP, lr, norm
-	ev.DistilSoft, ev.DistilAttention = soft/k, attn/k
+	ev.DistilSoft, ev.DistilAttention, ev.DistilCosine = soft/k, attn/k, cos/k
+	if p.Generator != nil {
+		ev.RTDLoss, ev.RTDAccuracy = el.discriminator/k, float64(el.correct)/float64(el.counted)
+		ev.Replaced = float64(el.replaced) / float64(el.counted)
+	}
 	p.History = append(p.History, ev)
 	return ev, nil
 }
@@ -273,12 +295,20 @@ func (p *Pretrainer) event(k EventKind) Event {
 
 // Evaluate measures the masked LM on p.Eval (eval mode) and returns it as an EventEval.
 func (p *Pretrainer) Evaluate() (Event, error) {
-	r, err := EvaluateMLM(p.Model, p.Eval, p.Data.PadID, p.Config.BatchSize/p.Config.GradAccum)
-	if err != nil {
-		return Event{}, err
-	}
 	ev := p.event(EventEval)
-	ev.Metrics = r.Map()
+	if p.Generator != nil {
+		m, err := p.Generator.Evaluate(p.Model, p.Eval, p.Data.PadID, p.Config.BatchSize/p.Config.GradAccum)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Metrics = m
+	} else {
+		r, err := EvaluateMLM(p.Model, p.Eval, p.Data.PadID, p.Config.BatchSize/p.Config.GradAccum)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Metrics = r.Map()
+	}
 	if p.ExtraEval != nil {
 		extra, err := p.ExtraEval()
 		if err != nil {

@@ -27,7 +27,7 @@ import (
 // Budget kinds.
 const (
 	ByTokens = "tokens" // every variant trains on the same number of (non-padding) tokens
-	ByFLOPs  = "flops"  // every variant spends the same training FLOPs (train.TrainFLOPs)
+	ByFLOPs  = "flops"  // every variant spends the same training FLOPs (train.StepFLOPs)
 )
 
 // Config are the settings of an experiment. The same settings give the same numbers.
@@ -54,12 +54,17 @@ type Config struct {
 	// end); checkpoints are written at the same steps.
 	Evals int    `json:"evals"`
 	Seed  uint64 `json:"seed"`
+	// Teacher is the model folder DistilBERT's student is distilled from (a BERT with an MLM
+	// head and Vocab's vocabulary); only a run with DistilBERT reads it.
+	Teacher string `json:"teacher,omitempty"`
 }
 
-// Quick is a setting that runs in about a minute on two cores: Tiny models, 64-token sequences,
+// Quick is a setting that runs in about a minute on two cores: every recipe (BERT, RoBERTa,
+// ALBERT, ELECTRA, DeBERTa at Tiny size; DistilBERT's student of the built-in model, half its
+// layers), 64-token sequences,
 // 24,576 tokens each from the first 300 documents, 4 evaluations on 48 held-out sequences.
 func Quick(vocab, trainFile, heldout string) Config {
-	return Config{Variants: train.RecipeFamilies, Preset: "tiny", Vocab: vocab, Train: []string{trainFile}, MaxDocs: 300,
+	return Config{Variants: train.RecipeFamilies, Preset: "tiny", Vocab: vocab, Teacher: vocab, Train: []string{trainFile}, MaxDocs: 300,
 		Heldout: heldout, HeldoutSeqs: 48, SeqLen: 64, Batch: 8, LR: 2e-3, WarmupFrac: 0.1, MaskProb: 0.15,
 		Budget: ByTokens, Amount: 24576, Evals: 4, Seed: 1}
 }
@@ -101,6 +106,9 @@ func (c Config) Validate() error {
 	}
 	seen := map[bert.Family]bool{}
 	for _, v := range c.Variants {
+		if v.Is(bert.FamilyDistilBERT) && c.Teacher == "" {
+			return errors.New("family: distilbert needs a teacher folder")
+		}
 		if _, err := train.ParseRecipeFamily(string(v)); err != nil {
 			return fmt.Errorf("family: %w", err)
 		}
@@ -122,10 +130,17 @@ type Point struct {
 	// recipes); SentenceLoss is NSP's or SOP's (0 without).
 	Loss         float64 `json:"loss,omitempty"`
 	SentenceLoss float64 `json:"sentence_loss,omitempty"`
-	// The held-out masked-LM figures of an evaluation.
+	// The held-out masked-LM figures of an evaluation (ELECTRA's: its generator's).
 	Accuracy   float64 `json:"mlm_accuracy,omitempty"`
 	Top5       float64 `json:"mlm_top5,omitempty"`
 	Perplexity float64 `json:"perplexity,omitempty"`
+	// ELECTRA's discriminator: its loss at a step; at an evaluation its accuracy over the held-out
+	// tokens corrupted by the generator and its mean P(replaced) on the replaced and the original
+	// tokens.
+	RTDLoss      float64 `json:"rtd_loss,omitempty"`
+	RTDAccuracy  float64 `json:"rtd_accuracy,omitempty"`
+	ReplacedProb float64 `json:"rtd_replaced_prob,omitempty"`
+	OriginalProb float64 `json:"rtd_original_prob,omitempty"`
 }
 
 // Result is one variant's run.
@@ -133,23 +148,31 @@ type Result struct {
 	Family       bert.Family `json:"family"`
 	Architecture string      `json:"architecture"` // the HF class of the folder written
 	Params       int64       `json:"params"`       // unique parameters (a tied decoder once)
-	Hidden       int         `json:"hidden_size"`
-	EmbeddingDim int         `json:"embedding_size"`
-	Blocks       int         `json:"num_hidden_layers"`
-	Layers       int         `json:"distinct_layers"` // layers with weights of their own
-	SentenceTask string      `json:"sentence_task"`
-	Masking      string      `json:"masking"`
-	Steps        int         `json:"steps"`
-	Tokens       int64       `json:"tokens"`
-	FLOPs        float64     `json:"flops"`
+	// GeneratorParams are ELECTRA's generator's own parameters (not shared with the
+	// discriminator, which Params counts).
+	GeneratorParams int64   `json:"generator_params,omitempty"`
+	Hidden          int     `json:"hidden_size"`
+	EmbeddingDim    int     `json:"embedding_size"`
+	Blocks          int     `json:"num_hidden_layers"`
+	Layers          int     `json:"distinct_layers"` // layers with weights of their own
+	SentenceTask    string  `json:"sentence_task"`
+	Masking         string  `json:"masking"`
+	Steps           int     `json:"steps"`
+	Tokens          int64   `json:"tokens"`
+	FLOPs           float64 `json:"flops"`
 	// Seconds is the training time of the session that finished the run (a resumed run's
 	// earlier sessions are not in it: Resumed says so).
 	Seconds float64 `json:"seconds"`
 	Resumed bool    `json:"resumed,omitempty"`
-	Final   Point   `json:"final"` // the last evaluation
-	Train   []Point `json:"train"` // every step
-	Evals   []Point `json:"evals"` // every evaluation
-	Folder  string  `json:"folder"`
+	// Final is the last evaluation. ELECTRA's held-out masked-LM figures there are its
+	// discriminator's with a masked-LM head fine-tuned ProbeSteps steps (probeDiscriminator);
+	// Generator holds its generator's at the end of the run.
+	Final      Point   `json:"final"`
+	ProbeSteps int     `json:"probe_steps,omitempty"`
+	Generator  *Point  `json:"generator,omitempty"`
+	Train      []Point `json:"train"` // every step
+	Evals      []Point `json:"evals"` // every evaluation
+	Folder     string  `json:"folder"`
 }
 
 // Record is the experiment's JSON record (RecordFile): its settings and every finished run.
@@ -265,7 +288,7 @@ func readDocs(paths []string, maxDocs int, tok *tokenizer.Tokenizer) ([]train.To
 // plan walks the data as training will see it, batch by batch, and returns the fewest steps
 // whose tokens or FLOPs (as the budget counts) reach the budget, with the cumulative tokens and
 // FLOPs after each step (index 0: before the first).
-func plan(c Config, mc bert.Config, data *train.PretrainData) (steps int, tokens []int64, flops []float64, err error) {
+func plan(c Config, mc bert.Config, teacher *bert.Model, data *train.PretrainData) (steps int, tokens []int64, flops []float64, err error) {
 	tokens, flops = []int64{0}, []float64{0}
 	pos := train.Position{}
 	const maxSteps = 1 << 24
@@ -277,7 +300,11 @@ func plan(c Config, mc bert.Config, data *train.PretrainData) (steps int, tokens
 			return 0, nil, nil, err
 		}
 		tokens = append(tokens, tokens[len(tokens)-1]+int64(b.Tokens))
-		flops = append(flops, flops[len(flops)-1]+train.TrainFLOPs(mc, b))
+		f := train.StepFLOPs(mc, b)
+		if teacher != nil { // the teacher's forward for its targets, at the masked positions
+			f += train.ForwardFLOPs(teacher.Config, b.B, b.S, nPredicted(b), false)
+		}
+		flops = append(flops, flops[len(flops)-1]+f)
 		n := len(tokens) - 1
 		if c.Budget == ByTokens && float64(tokens[n]) >= c.Amount || c.Budget == ByFLOPs && flops[n] >= c.Amount {
 			return n, tokens, flops, nil
@@ -299,11 +326,23 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 	if err != nil {
 		return nil, err
 	}
-	mc, err := train.FamilyConfig(fam, c.Preset, tok)
-	if err != nil {
+	var teacher, student *bert.Model
+	var mc bert.Config
+	if fam.Is(bert.FamilyDistilBERT) {
+		// The student is half its teacher, whatever the preset: DistilBERT's claim is about that.
+		tf, err := hf.LoadFolder(c.Teacher)
+		if err != nil {
+			return nil, fmt.Errorf("teacher: %w", err)
+		}
+		teacher = tf.Model
+		if student, err = train.NewDistilStudent(teacher); err != nil {
+			return nil, err
+		}
+		mc = student.Config
+	} else if mc, err = train.FamilyConfig(fam, c.Preset, tok); err != nil {
 		return nil, err
 	}
-	steps, tokens, flops, err := plan(c, mc, data)
+	steps, tokens, flops, err := plan(c, mc, teacher, data)
 	if err != nil {
 		return nil, err
 	}
@@ -317,16 +356,27 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 	}
 	var p *train.Pretrainer
 	if latest != "" {
-		if p, err = train.ResumePretrainer(latest, data, pc); err != nil {
+		if p, err = train.ResumeRecipe(fam, latest, data, pc); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(log, "%s: resuming from %s at step %d of %d\n", fam, latest, p.State.Step, steps)
 	} else {
-		m, err := bert.NewRandom(mc, train.RecipeHeads(fam), c.Seed)
+		m := student
+		if m == nil {
+			if m, err = bert.NewRandom(mc, train.RecipeHeads(fam), c.Seed); err != nil {
+				return nil, err
+			}
+		}
+		if p, err = train.NewRecipePretrainer(fam, m, tok, data, pc, c.Seed); err != nil {
+			return nil, err
+		}
+	}
+	if teacher != nil {
+		t, err := train.NewTeacher(teacher, p.Model, train.DistilBERTWeights)
 		if err != nil {
 			return nil, err
 		}
-		if p, err = train.NewPretrainer(m, tok, data, pc); err != nil {
+		if err := p.Distil(t); err != nil {
 			return nil, err
 		}
 	}
@@ -338,7 +388,7 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 	if p.State.Step < steps {
 		err = p.Run(ctx, func(e train.Event) {
 			if e.Kind == train.EventEval {
-				fmt.Fprintf(log, "%s: step %d/%d, %d tokens: held-out masked-LM accuracy %.4f\n", fam, e.Step, steps, e.Tokens, e.Metrics["mlm_accuracy"])
+				fmt.Fprintf(log, "%s: step %d/%d, %d tokens: held-out masked-LM accuracy %.4f\n", fam, e.Step, steps, e.Tokens, pointOf(e).Accuracy)
 			}
 		})
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -350,7 +400,7 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 			return nil, err
 		}
 	}
-	r := &Result{Family: fam, Params: p.Model.NumParams(), Hidden: mc.HiddenSize, EmbeddingDim: mc.EmbDim(),
+	r := &Result{Family: fam, Params: p.Model.NumParams(), GeneratorParams: generatorParams(p), Hidden: mc.HiddenSize, EmbeddingDim: mc.EmbDim(),
 		Blocks: p.Model.NumBlocks(), Layers: len(p.Model.Layers), SentenceTask: dc.Instances.Task.String(),
 		Masking: dc.MaskingName(), Steps: steps, Tokens: p.State.Tokens, FLOPs: flops[steps],
 		Seconds: time.Since(start).Seconds(), Resumed: resumed, Folder: dir, Architecture: architecture(dir)}
@@ -361,13 +411,12 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 		if e.Step < 0 || e.Step > steps {
 			continue
 		}
-		pt := Point{Step: e.Step, Tokens: tokens[e.Step], FLOPs: flops[e.Step]}
+		pt := pointOf(e)
+		pt.Tokens, pt.FLOPs = tokens[e.Step], flops[e.Step]
 		switch e.Kind {
 		case train.EventStep:
-			pt.Loss, pt.SentenceLoss = e.MLMLoss, e.NSPLoss
 			r.Train = append(r.Train, pt)
 		case train.EventEval:
-			pt.Accuracy, pt.Top5, pt.Perplexity = e.Metrics["mlm_accuracy"], e.Metrics["mlm_top5"], e.Metrics["perplexity"]
 			r.Evals = append(r.Evals, pt)
 		}
 	}
@@ -375,7 +424,59 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 		return nil, errors.New("no evaluation in the run's history")
 	}
 	r.Final = r.Evals[len(r.Evals)-1]
+	if p.Generator != nil {
+		fmt.Fprintf(log, "%s: fine-tuning a masked-LM head on the discriminator for %d steps\n", fam, probeSteps(steps))
+		pt, err := probeDiscriminator(ctx, c, p.Model, tok, data, heldout, steps, dir)
+		if err != nil {
+			return nil, err
+		}
+		gen := r.Final
+		r.Generator, r.Final.Accuracy, r.Final.Top5, r.Final.Perplexity = &gen, pt.Accuracy, pt.Top5, pt.Perplexity
+		r.ProbeSteps = pt.Step
+	}
 	return r, nil
+}
+
+// pointOf is a step's or an evaluation's figures. ELECTRA's masked-LM figures are its
+// generator's (its discriminator has no masked-LM head), with the discriminator's beside them.
+func pointOf(e train.Event) Point {
+	pt := Point{Step: e.Step, Loss: e.MLMLoss, SentenceLoss: e.NSPLoss, RTDLoss: e.RTDLoss}
+	m := e.Metrics
+	pre := ""
+	if _, ok := m["generator_mlm_accuracy"]; ok {
+		pre = "generator_"
+	}
+	pt.Accuracy, pt.Top5, pt.Perplexity = m[pre+"mlm_accuracy"], m[pre+"mlm_top5"], m[pre+"perplexity"]
+	pt.RTDAccuracy, pt.ReplacedProb, pt.OriginalProb = m["rtd_accuracy"], m["rtd_replaced_prob"], m["rtd_original_prob"]
+	return pt
+}
+
+// nPredicted counts the batch's masked positions.
+func nPredicted(b train.PretrainBatch) int {
+	n := 0
+	for _, y := range b.MLMLabels {
+		if y != bert.IgnoreIndex {
+			n++
+		}
+	}
+	return n
+}
+
+// generatorParams counts ELECTRA's generator's parameters that are not the discriminator's (0
+// without a generator).
+func generatorParams(p *train.Pretrainer) int64 {
+	if p.Generator == nil {
+		return 0
+	}
+	return countParams(p.Optimizer.Params()) - countParams(p.Model.Params())
+}
+
+func countParams(ps []bert.Param) int64 {
+	var n int64
+	for _, q := range ps {
+		n += int64(q.T.Len())
+	}
+	return n
 }
 
 // architecture reads the HF class from the config.json of the folder a run wrote.

@@ -26,13 +26,29 @@ func Table(rec *Record) string {
 		if r.Resumed {
 			secs += " (resumed)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%% | %.2f%% | %.1f |\n",
-			r.Family, r.Architecture, human.Commas(r.Params), r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
-			r.Masking, r.Steps, human.Commas(r.Tokens), fmtAmount(r.FLOPs), secs, 100*r.Final.Accuracy, 100*r.Final.Top5,
+		params, gen := human.Commas(r.Params), ""
+		if r.GeneratorParams > 0 {
+			params += " (+" + human.Commas(r.GeneratorParams) + " generator)"
+			gen = fmt.Sprintf(" (MLM head fine-tuned %d steps)", r.ProbeSteps)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%%%s | %.2f%% | %.1f |\n",
+			r.Family, r.Architecture, params, r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
+			r.Masking, r.Steps, human.Commas(r.Tokens), fmtAmount(r.FLOPs), secs, 100*r.Final.Accuracy, gen, 100*r.Final.Top5,
 			r.Final.Perplexity)
 	}
+	for _, r := range rec.Results {
+		if r.GeneratorParams > 0 && r.Generator != nil {
+			fmt.Fprintf(&b, "\n%s's discriminator has no masked-LM head: its held-out figures above are those of a copy of it with "+
+				"BERT's masked-LM head (random, decoder tied to its embeddings) fine-tuned, whole, for %d steps of the same data "+
+				"(not counted in the budget). Its generator ends at %.2f%% top-1 (the curves). On held-out text corrupted by the "+
+				"generator's samples the discriminator calls %.2f%% of the tokens right and gives P(replaced) %.3f on average to "+
+				"replaced tokens, %.3f to original ones.\n", r.Family, r.ProbeSteps, 100*r.Generator.Accuracy,
+				100*r.Final.RTDAccuracy, r.Final.ReplacedProb, r.Final.OriginalProb)
+		}
+	}
 	b.WriteString("\nTraining FLOPs count the matrix products of the forward and backward passes from the shapes " +
-		"(train.TrainFLOPs); the loss curves show the masked-LM loss alone (the sentence task's is apart).\n\n")
+		"(train.StepFLOPs; ELECTRA's count its generator too, DistilBERT's its teacher's forward passes); the loss curves show the masked-LM loss alone (the sentence " +
+		"task's and ELECTRA's discriminator's are apart; ELECTRA's is its generator's).\n\n")
 	for _, f := range Curves {
 		fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)
 	}
@@ -62,6 +78,9 @@ func writeReport(out string, rec *Record) error {
 				pts = r.Evals
 			}
 			s := modelcard.Series{Label: string(r.Family), Dots: heldout}
+			if r.GeneratorParams > 0 {
+				s.Label += " (generator)"
+			}
 			for _, p := range pts {
 				x := float64(p.Tokens) / 1e3
 				if byFLOPs {
@@ -73,9 +92,12 @@ func writeReport(out string, rec *Record) error {
 				}
 				s.X, s.Y = append(s.X, x), append(s.Y, y)
 			}
+			if !heldout {
+				s.Y = trailingMean(s.Y, max(1, len(s.Y)/25))
+			}
 			ss = append(ss, s)
 		}
-		title, yLabel := "Masked-LM training loss", "loss (nats)"
+		title, yLabel := "Masked-LM training loss (trailing mean of 4% of the steps)", "loss (nats)"
 		if heldout {
 			title, yLabel = "Held-out masked-LM accuracy", "top-1 %"
 		}
@@ -92,4 +114,18 @@ func writeReport(out string, rec *Record) error {
 		}
 	}
 	return nil
+}
+
+// trailingMean smooths ys with a trailing window of k values (shorter at the start).
+func trailingMean(ys []float64, k int) []float64 {
+	out := make([]float64, len(ys))
+	sum := 0.0
+	for i, y := range ys {
+		sum += y
+		if i >= k {
+			sum -= ys[i-k]
+		}
+		out[i] = sum / float64(min(i+1, k))
+	}
+	return out
 }

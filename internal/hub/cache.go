@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/bertlab/bertlab/internal/hubid"
 )
@@ -105,13 +106,20 @@ func (c cache) link(commit, name, etag string) error {
 	if err != nil {
 		return err
 	}
-	tmp := dst + ".tmp-link"
-	os.Remove(tmp)
+	// A name of this process and call, as another process may be linking the same file.
+	tmp := fmt.Sprintf("%s.tmp-link-%d-%d", dst, os.Getpid(), linkSeq.Add(1))
 	if err := os.Symlink(rel, tmp); err != nil {
 		return copyFile(c.blob(etag), dst)
 	}
-	return os.Rename(tmp, dst)
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
+
+// linkSeq numbers the temporary links of this process.
+var linkSeq atomic.Int64
 
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)

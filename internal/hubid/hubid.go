@@ -149,13 +149,3 @@ func ResolveURL(endpoint string, ref Ref, file string) string {
 	}
 	return strings.TrimRight(endpoint, "/") + "/" + ref.Repo + "/resolve/" + url.PathEscape(ref.Revision) + "/" + strings.Join(segs, "/")
 }
-
-// CheckFileName refuses a file name that is not a plain name inside the repo's root, such as
-// a shard's name taken from model.safetensors.index.json: it must not be empty, hold a path
-// separator or be "." or "..".
-func CheckFileName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return fmt.Errorf("file name %q is not a plain file name", name)
-	}
-	return nil
-}

@@ -73,17 +73,6 @@ func TestResolveURLEndpoint(t *testing.T) {
 	}
 }
 
-func TestCheckFileName(t *testing.T) {
-	for _, n := range []string{"", ".", "..", "a/b", `a\b`, "a\x00"} {
-		if CheckFileName(n) == nil {
-			t.Errorf("%q accepted", n)
-		}
-	}
-	if err := CheckFileName("model-00001-of-00002.safetensors"); err != nil {
-		t.Error(err)
-	}
-}
-
 // FuzzParse parses arbitrary ids. It must never panic; an id it accepts names a repo of two
 // safe parts and a revision that stays inside a folder, prints back to itself, and gives a
 // resolve URL under the endpoint.

@@ -54,6 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed: initial weights, instances, masks, order, dropout")
 	noNSP := fs.Bool("no-nsp", false, "no next-sentence prediction: full sentences packed into one segment (RoBERTa)")
 	sop := fs.Bool("sop", false, "sentence-order prediction instead of next-sentence prediction (ALBERT)")
+	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); electra (a generator a quarter wide sharing the embeddings, its samples detected by the discriminator; an ElectraForPreTraining, the generator in generator/); distilbert (a student of --teacher's every other layer, 5·soft targets at T 2 + 2·masked LM + 1·cosine; a DistilBertForMaskedLM); deberta (disentangled attention, relative positions only, masked LM; a DebertaV2ForMaskedLM); every one keeps the WordPiece vocabulary")
 	wholeWord := fs.Bool("whole-word", false, "whole-word masking: a word's WordPiece pieces are masked together")
 	dynamic := fs.Bool("dynamic", false, "dynamic masking: new masks every epoch (RoBERTa)")
 	dupe := fs.Int("dupe-factor", 1, "static masking: how many differently masked copies of each instance")
@@ -82,17 +83,26 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fam, err := train.ParseRecipeFamily(*family)
+	if err != nil {
+		return cli.UsageErr("--family: %v", err)
+	}
+	distil, plain := fam.Is(bert.FamilyDistilBERT), fam.Is(bert.FamilyBERT)
 	switch {
 	case len(pos) > 0:
 		return cli.UsageErr("unexpected argument %q; %s", cli.OneLine(pos[0]), pretrainUsage)
 	case len(data) == 0 || *out == "":
 		return cli.UsageErr("%s", pretrainUsage)
-	case !*resume && (*model == "") == (*preset == ""):
+	case distil && !*resume && (*teacherDir == "" || *model != "" || *preset != ""):
+		return cli.UsageErr("--family distilbert makes its student from --teacher DIR (a BERT with an MLM head): give --teacher, not --model or --preset")
+	case !distil && !*resume && (*model == "") == (*preset == ""):
 		return cli.UsageErr("give one of --model DIR or --preset NAME (with --vocab DIR); %s", pretrainUsage)
 	case *preset != "" && *vocab == "":
 		return cli.UsageErr("--preset needs --vocab DIR (the vocabulary sets the model's vocab_size)")
 	case *noNSP && *sop:
 		return cli.UsageErr("--no-nsp and --sop exclude each other")
+	case !plain && (*noNSP || *sop || *dynamic):
+		return cli.UsageErr("--family %s sets the sentence task and the masking: leave out --no-nsp, --sop and --dynamic", *family)
 	case *steps < 1 || *batch < 1 || *accum < 1 || *batch%*accum != 0:
 		return cli.UsageErr("--steps %d, --batch %d, --accum %d: want positive counts, the batch a multiple of --accum", *steps, *batch, *accum)
 	case *startStep < 0 || *startStep >= *steps || (*startStep > 0 && *model == ""):
@@ -121,6 +131,11 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		dc.Masking.MaxPredictions = max(1, int(math.Ceil(*maskProb*float64(*seq))))
 	}
 	dc.Dynamic, dc.DupeFactor = *dynamic, *dupe
+	if !plain {
+		if err := train.ApplyRecipe(fam, &dc); err != nil {
+			return err
+		}
+	}
 
 	pc := train.DefaultPretrain(*steps)
 	pc.BatchSize, pc.GradAccum, pc.LR, pc.WeightDecay, pc.MaxGradNorm = *batch, *accum, *lr, *wd, *clip
@@ -160,7 +175,12 @@ func Run(args []string, stdout, stderr io.Writer) error {
 				return cli.UsageErr("%v", err)
 			}
 		}
-		if m, tok, notes, err = train.StartModel(*model, *preset, *vocab, *posType, *seed); err != nil {
+		if fam.Is(bert.FamilyDistilBERT) {
+			m, tok, notes, err = train.StartDistilStudent(*teacherDir, *vocab)
+		} else {
+			m, tok, notes, err = train.StartFamilyModel(fam, *model, *preset, *vocab, *posType, *seed)
+		}
+		if err != nil {
 			return err
 		}
 		switch *posInit {
@@ -189,9 +209,9 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	var p *train.Pretrainer
 	if *resume {
-		p, err = train.ResumePretrainer(latest, td, pc)
+		p, err = train.ResumeRecipe(fam, latest, td, pc)
 	} else {
-		p, err = train.NewPretrainer(m, tok, td, pc)
+		p, err = train.NewRecipePretrainer(fam, m, tok, td, pc, *seed)
 	}
 	if err != nil {
 		return err
@@ -200,8 +220,11 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return cli.UsageErr("--position-embedding-type %s, but %s holds a %s model", *posType, latest, p.Model.Config.Positions())
 	}
 	given := cli.FlagSet(fs, "distil-hard") || cli.FlagSet(fs, "distil-soft") || cli.FlagSet(fs, "distil-attention")
-	teacher, err := p.SetupDistil(*out, *resume, train.TeacherRecord{Dir: *teacherDir,
-		Weights: bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}}, given)
+	weights := bert.DistilWeights{Hard: *wHard, Soft: *wSoft, Attention: *wAttn}
+	if fam.Is(bert.FamilyDistilBERT) && !given {
+		weights = train.DistilBERTWeights
+	}
+	teacher, err := p.SetupDistil(*out, *resume, train.TeacherRecord{Dir: *teacherDir, Weights: weights}, given)
 	if errors.Is(err, train.ErrDistilUsage) {
 		return cli.UsageErr("%v", err)
 	} else if err != nil {
@@ -230,8 +253,8 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	if teacher != nil {
 		tc, w := p.Teacher.Model.Config, p.Teacher.Weights
-		fmt.Fprintf(stdout, "distilling %s (%d layers, hidden %d, %s positions): loss %g·masked LM + %g·KL(teacher MLM) + %g·KL(teacher attention), student layer l from teacher layer %v\n",
-			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, tc.Positions(), w.Hard, w.Soft, w.Attention, p.Teacher.LayerOf)
+		fmt.Fprintf(stdout, "distilling %s (%d layers, hidden %d, %s positions): loss %g·masked LM + %g·KL(teacher MLM) + %g·KL(teacher attention) + %g·(1 − cos hidden), temperature %g, student layer l from teacher layer %v\n",
+			teacher.Dir, tc.NumHiddenLayers, tc.HiddenSize, tc.Positions(), w.Hard, w.Soft, w.Attention, w.Cosine, max(w.Temperature, 1), p.Teacher.LayerOf)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -267,7 +290,11 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, ")")
 	}
-	if lastEval != nil {
+	if lastEval != nil && p.Generator != nil {
+		em := lastEval.Metrics
+		fmt.Fprintf(stdout, "held-out: generator masked-LM accuracy %.4f; discriminator accuracy %.4f, P(replaced) %.3f on replaced and %.3f on original tokens (%.1f%% replaced)\n",
+			em["generator_mlm_accuracy"], em["rtd_accuracy"], em["rtd_replaced_prob"], em["rtd_original_prob"], 100*em["replaced"])
+	} else if lastEval != nil {
 		em := lastEval.Metrics
 		fmt.Fprintf(stdout, "held-out: masked-LM accuracy %.4f, top-5 %.4f, perplexity %.2f over %.0f predictions\n",
 			em["mlm_accuracy"], em["mlm_top5"], em["perplexity"], em["n"])

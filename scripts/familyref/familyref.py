@@ -65,6 +65,18 @@ torch.set_default_dtype(torch.float64)
 B, S = 2, 10
 VOCAB, HID, HEADS, INTER, LAYERS = 120, 48, 2, 64, 3  # head size 24
 
+# fillmask.py sets INPUTS to (input_ids, token_type_ids, attention_mask) [B, S] (and B, S, VOCAB
+# to match) to run a family on its own batch instead of the fixed one; the labels are then all
+# -100 (no loss).
+INPUTS = None
+
+
+def batch_inputs(ids, types, mask, labels):
+    if INPUTS is None:
+        return ids, types, mask, labels
+    ids, types, mask = INPUTS
+    return ids, types, mask, torch.full(ids.shape, -100)
+
 
 def write_safetensors(path, tensors, metadata=None):
     """tensors: name -> numpy array (float32 or int64)."""
@@ -201,6 +213,7 @@ def distilbert(out_dir, seed, mlm, sinusoidal, activation):
     mask = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
     labels = torch.full((B, S), -100)
     labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+    ids, _, mask, labels = batch_inputs(ids, None, mask, labels)
 
     eps = 1e-12  # DistilBERT's LayerNorms are not configurable
     act = ACTS[activation]
@@ -269,6 +282,7 @@ def roberta(out_dir, seed):
     types = torch.zeros((B, S), dtype=torch.long)
     labels = torch.full((B, S), -100)
     labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+    ids, types, mask, labels = batch_inputs(ids, types, mask, labels)
 
     # Position ids from the ids (not the mask): padding_idx + the count of non-pad tokens so far;
     # a pad id keeps padding_idx wherever it stands.
@@ -347,7 +361,8 @@ def albert(out_dir, seed, pretraining, E, groups):
     mask = torch.tensor([[1] * 10, [1] * 7 + [0] * 3])
     labels = torch.full((B, S), -100)
     labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
-    sop_labels = torch.tensor([1, 0])
+    ids, types, mask, labels = batch_inputs(ids, types, mask, labels)
+    sop_labels = torch.tensor([1 - i % 2 for i in range(B)])  # [1, 0] for the fixed batch
 
     x = W.get("word_embeddings")[ids] + W.get("token_type_embeddings")[types] + W.get("position_embeddings")[:S]
     emb = layer_norm(W, x, "emb_ln", eps)  # [B, S, E]
@@ -444,6 +459,7 @@ def electra(out_dir, seed, discriminator, E, hidden_act):
     else:
         labels = torch.full((B, S), -100)
         labels[1, 3], labels[1, 1] = 99, 64
+    ids, types, mask, labels = batch_inputs(ids, types, mask, labels)
 
     x = W.get("word_embeddings")[ids] + W.get("token_type_embeddings")[types] + W.get("position_embeddings")[:S]
     emb = layer_norm(W, x, "emb_ln", eps)  # [B, S, E]
@@ -555,6 +571,7 @@ def deberta(out_dir, seed, mlm, buckets, max_rel, att, norm_rel, biased, types_n
     mask = torch.tensor([[1] * 10, [1] * 7 + [0] * 3])
     labels = torch.full((B, S), -100)
     labels[0, 2], labels[0, 6], labels[1, 3], labels[1, 1] = 71, 12, 99, 64
+    ids, types, mask, labels = batch_inputs(ids, types, mask, labels)
 
     x = W.get("word_embeddings")[ids]
     if biased:

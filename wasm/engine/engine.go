@@ -5,7 +5,10 @@
 // worker (assets/worker.js) or in Node. It is handed a model as bytes and is called through the
 // global object `bertlab`:
 //
-//	bertlab.load({config, weights, vocab, tokenizerConfig}) -> {"ok":true,...} | {"error":...}
+//	bertlab.load({config, weights, vocab, tokenizerConfig, tokenizerJSON, vocabJSON, merges, spiece, spm,
+//	              specialTokensMap}) -> {"ok":true,...} | {"error":...} (config, weights and one
+//	              family's tokenizer files: vocab.txt, tokenizer.json, vocab.json and merges.txt,
+//	              spiece.model or spm.model)
 //	bertlab.fillMask(text, topK[, pair]) -> JSON of `bertlab fill-mask --json` (with "nsp" for a pair)
 //	bertlab.nextSentence(text, pair) -> pipeline.NSPResult (IsNext / NotNext probabilities)
 //	bertlab.tokenize(text[, pair]) -> {"input_ids":..., "tokens":..., "token_type_ids":..., "offsets":...,
@@ -26,6 +29,7 @@
 //	bertlab.trainPredict(text) -> engine.TaskPrediction of the run's model (fill-mask for "mlm")
 //	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
 //	bertlab.replaced, bertlab.attentionParts: the family views' (family.go)
+//	bertlab.familyStart, familyStep, familyStop: the family lab's race (familylab.go)
 //
 // The page asks for one training step at a time, so that between steps the worker reads the
 // page's other messages (and the page can pause by not asking).
@@ -46,6 +50,8 @@ import (
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/lab"
 	"github.com/bertlab/bertlab/core/pipeline"
+	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/tokenizer/auto"
 )
 
 type engine struct {
@@ -74,6 +80,7 @@ func Serve() {
 	api.Set("trainPredict", jsFunc(e.trainPredict))
 	api.Set("trainExport", jsFunc(e.trainExport))
 	serveFamily(e, api)
+	serveFamilyLab(e, api)
 	js.Global().Set("bertlab", api)
 	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
@@ -133,13 +140,19 @@ var loadFields = []struct{ field, file string }{
 	{"weights", hf.WeightsFile},
 	{"vocab", hf.VocabFile},
 	{"tokenizerConfig", hf.TokenizerConfigFile},
+	{"tokenizerJSON", tokenizer.TokenizerJSONFile},
+	{"vocabJSON", tokenizer.BPEVocabFile},
+	{"merges", tokenizer.BPEMergesFile},
+	{"spiece", auto.SpieceFile},
+	{"spm", auto.SpmFile},
+	{"specialTokensMap", auto.SpecialTokensMapFile},
 }
 
 // load makes the files it is handed into a folder in memory and loads it as every other home
 // of the engine loads a folder (hf.LoadFS).
 func (e *engine) load(args []js.Value) (any, error) {
 	if len(args) != 1 || args[0].Type() != js.TypeObject {
-		return nil, fmt.Errorf("load: want one object {config, weights, vocab, tokenizerConfig}")
+		return nil, fmt.Errorf("load: want one object {config, weights, and the tokenizer's files: vocab, tokenizerJSON, vocabJSON and merges, spiece or spm; tokenizerConfig, specialTokensMap}")
 	}
 	files := fstest.MapFS{}
 	for _, f := range loadFields {
@@ -151,8 +164,8 @@ func (e *engine) load(args []js.Value) (any, error) {
 			files[f.file] = &fstest.MapFile{Data: b}
 		}
 	}
-	if files[hf.ConfigFile] == nil || files[hf.WeightsFile] == nil || files[hf.VocabFile] == nil {
-		return nil, fmt.Errorf("load: config.json, model.safetensors and vocab.txt are all needed")
+	if files[hf.ConfigFile] == nil || files[hf.WeightsFile] == nil {
+		return nil, fmt.Errorf("load: config.json and model.safetensors are both needed, with the tokenizer's files")
 	}
 	return e.e.Load(files, "")
 }

@@ -3,7 +3,8 @@
 // git blob sha1 of small files, 302 redirects of LFS files to a separate storage server with
 // X-Linked-Etag (sha256) and X-Linked-Size, Range requests, 401/403 for gated repositories,
 // 404 with X-Error-Code for a missing repository, revision or file) and can misbehave on
-// purpose: corrupt a file, cut a download off part way.
+// purpose: corrupt a file, cut a download off part way. It also answers the repository info
+// the page reads, api/models/{org}/{name}/revision/{revision}?blobs=true (unless NoAPI).
 package hubtest
 
 import (
@@ -11,8 +12,10 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -53,6 +56,7 @@ type Server struct {
 	blobs   map[string][]byte // sha256 -> bytes, for the storage server
 	corrupt map[string]bool   // sha256 of files served wrong
 	cut     map[string]int64  // sha256 -> bytes after which the next download is cut off
+	noAPI   bool              // answer 404 to api/models/..., as a mirror without the API
 	log     []Request
 }
 
@@ -130,6 +134,14 @@ func (s *Server) CutAfter(data []byte, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cut[SHA256(data)] = n
+}
+
+// NoAPI makes the server answer 404 to the repository info (api/models/...), as a mirror
+// that serves only the resolve URLs.
+func (s *Server) NoAPI() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noAPI = true
 }
 
 // Requests returns the requests answered so far.
@@ -210,10 +222,23 @@ func hubError(w http.ResponseWriter, status int, code, msg string) {
 // serveHub answers /{org}/{name}/resolve/{revision}/{file}.
 func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
+	cors(w)
 	defer func() { s.record("hub", r, status) }()
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
 	for i := range segs {
 		segs[i], _ = url.PathUnescape(segs[i])
+	}
+	api := len(segs) == 6 && segs[0] == "api" && segs[1] == "models" && segs[4] == "revision"
+	if api {
+		segs = []string{segs[2], segs[3], "resolve", segs[5], ""}
+		s.mu.Lock()
+		off := s.noAPI
+		s.mu.Unlock()
+		if off {
+			status = http.StatusNotFound
+			http.NotFound(w, r)
+			return
+		}
 	}
 	if len(segs) < 5 || segs[2] != "resolve" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		status = http.StatusNotFound
@@ -257,6 +282,11 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 		hubError(w, status, "RevisionNotFound", "Invalid rev id: "+rev)
 		return
 	}
+	if api {
+		status = http.StatusOK
+		serveInfo(w, repoID, commit, files)
+		return
+	}
 	data, ok := files[file]
 	if !ok {
 		status = http.StatusNotFound
@@ -287,6 +317,7 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 // serveCDN answers /repos/xx/<sha256> with the LFS file's bytes, with Range support.
 func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
+	cors(w)
 	defer func() { s.record("cdn", r, status) }()
 	sum := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	s.mu.Lock()
@@ -317,6 +348,41 @@ func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusPartialContent
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+}
+
+// serveInfo answers api/models/{repo}/revision/{rev}?blobs=true: the commit and its files
+// with their git sha1, and their sha256 when in LFS.
+func serveInfo(w http.ResponseWriter, repoID, commit string, files map[string][]byte) {
+	type lfs struct {
+		SHA256      string `json:"sha256"`
+		Size        int    `json:"size"`
+		PointerSize int    `json:"pointerSize"`
+	}
+	type sibling struct {
+		Name   string `json:"rfilename"`
+		BlobID string `json:"blobId"`
+		Size   int    `json:"size"`
+		LFS    *lfs   `json:"lfs,omitempty"`
+	}
+	var sibs []sibling
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		d := files[n]
+		sb := sibling{Name: n, BlobID: GitBlobSHA1(d), Size: len(d)}
+		if IsLFS(n, d) {
+			p := lfsPointer(d)
+			sb.BlobID = GitBlobSHA1(p)
+			sb.LFS = &lfs{SHA256: SHA256(d), Size: len(d), PointerSize: len(p)}
+		}
+		sibs = append(sibs, sb)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"id": repoID, "sha": commit, "siblings": sibs})
+}
+
+// cors lets a page of another origin read the answers, as the Hub and its storage do.
+func cors(w http.ResponseWriter) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "X-Repo-Commit, X-Linked-Etag, X-Linked-Size, ETag, Content-Range, X-Error-Code, X-Error-Message")
 }
 
 func flip(data []byte) []byte {
