@@ -194,17 +194,13 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	do(t, ctx, 10*time.Second, fixture+": the layer view", chromedp.Click(chromedp.CSS(`button[data-tab="steps"]`)))
 	wait(t, ctx, 30*time.Second, fixture+": the layer's steps", settled+` && document.querySelectorAll('.stepnav button').length === 10 && document.querySelector('[data-step-id]')`)
 	do(t, ctx, 10*time.Second, fixture+": Why?", chromedp.Click(chromedp.CSS(`button[data-tab="why"]`)))
-	if fixture == "deberta-tiny-random" {
-		// No backward pass for the disentangled attention yet: Why? says so.
-		wait(t, ctx, 60*time.Second, fixture+": Why?'s answer", settled+` && document.querySelector('[data-role="why-empty"]') && document.querySelector('[data-role="why-empty"]').textContent.includes('not supported yet')`)
-		return
-	}
 	wait(t, ctx, 60*time.Second, fixture+": the attributions", settled+` && document.querySelector('[data-role="attrs"]')`)
 	if msg := eval[string](t, ctx, `[...document.querySelectorAll('.error, [data-role="why-empty"]')].map(e => e.textContent).join(' | ')`); msg != "" {
 		t.Errorf("%s: errors on the page: %s", fixture, msg)
 	}
-	// ALBERT's shared layers take no head mask: the heads' grid gives way to a note.
-	if shared := eval[bool](t, ctx, `!!document.querySelector('[data-role="abl-unsupported"]')`); shared != strings.HasPrefix(fixture, "albert") {
+	// ALBERT's shared layers and DeBERTa take no head mask: the heads' grid gives way to a note.
+	noMask := strings.HasPrefix(fixture, "albert") || strings.HasPrefix(fixture, "deberta")
+	if shared := eval[bool](t, ctx, `!!document.querySelector('[data-role="abl-unsupported"]')`); shared != noMask {
 		t.Errorf("%s: the note that heads cannot be switched off shown %v", fixture, shared)
 	}
 	if fixture == "albert-tiny-random" {
