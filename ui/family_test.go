@@ -221,15 +221,16 @@ func TestFamilyPanel(t *testing.T) {
 	}
 }
 
-// TestWhyWithoutHeadMask: Why? on a family that refuses a head mask (ALBERT's shared layers)
-// still shows the attributions and the lens, and says why heads cannot be switched off; on
-// DistilBERT the heads can be. (DeBERTa has no backward pass yet, so no attributions.)
+// TestWhyWithoutHeadMask: Why? on a family that refuses a head mask (ALBERT's shared layers,
+// DeBERTa) still shows the attributions and the lens, and says why heads cannot be switched off;
+// on DistilBERT the heads can be.
 func TestWhyWithoutHeadMask(t *testing.T) {
 	for _, tc := range []struct {
 		fixture string
 		ablates bool
 	}{
 		{"albert-tiny-random", false},
+		{"deberta-tiny-random", false},
 		{"distilbert-tiny-random", true},
 	} {
 		a := &App{Eng: familyEngine(t, tc.fixture)}

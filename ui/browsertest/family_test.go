@@ -145,6 +145,20 @@ func TestFamilyViews(t *testing.T) {
 	// The discriminator is loaded last: "Replaced?".
 	_, e := familyFolder(t, "electra-tiny-discriminator")
 	checkReplaced(t, ctx, e)
+
+	// On a phone's screen the view (and the family card) stay within its width.
+	const phoneWidth = 390
+	do(t, ctx, 10*time.Second, "a phone's screen", chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile))
+	for _, tab := range []string{"replaced", "models"} {
+		do(t, ctx, 10*time.Second, "the "+tab+" tab", chromedp.Click(chromedp.CSS(`button[data-tab="`+tab+`"]`)))
+		wait(t, ctx, 10*time.Second, "the view", settled)
+		time.Sleep(200 * time.Millisecond)
+		if w := eval[float64](t, ctx, `Math.max(document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth)`); w > phoneWidth {
+			wide := eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > `+itoa(phoneWidth)+` + 0.5).slice(0, 12).map(e => e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`)
+			t.Errorf("%s scrolls sideways on a %d px screen: %.0f px wide; sticking out: %v", tab, phoneWidth, w, wide)
+		}
+		screenshot(t, ctx, "family-"+tab+"-phone")
+	}
 }
 
 // checkFamilyPipelines runs the views every family with an MLM head shares on the loaded
@@ -180,17 +194,13 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	do(t, ctx, 10*time.Second, fixture+": the layer view", chromedp.Click(chromedp.CSS(`button[data-tab="steps"]`)))
 	wait(t, ctx, 30*time.Second, fixture+": the layer's steps", settled+` && document.querySelectorAll('.stepnav button').length === 10 && document.querySelector('[data-step-id]')`)
 	do(t, ctx, 10*time.Second, fixture+": Why?", chromedp.Click(chromedp.CSS(`button[data-tab="why"]`)))
-	if fixture == "deberta-tiny-random" {
-		// No backward pass for the disentangled attention yet: Why? says so.
-		wait(t, ctx, 60*time.Second, fixture+": Why?'s answer", settled+` && document.querySelector('[data-role="why-empty"]') && document.querySelector('[data-role="why-empty"]').textContent.includes('not supported yet')`)
-		return
-	}
 	wait(t, ctx, 60*time.Second, fixture+": the attributions", settled+` && document.querySelector('[data-role="attrs"]')`)
 	if msg := eval[string](t, ctx, `[...document.querySelectorAll('.error, [data-role="why-empty"]')].map(e => e.textContent).join(' | ')`); msg != "" {
 		t.Errorf("%s: errors on the page: %s", fixture, msg)
 	}
-	// ALBERT's shared layers take no head mask: the heads' grid gives way to a note.
-	if shared := eval[bool](t, ctx, `!!document.querySelector('[data-role="abl-unsupported"]')`); shared != strings.HasPrefix(fixture, "albert") {
+	// ALBERT's shared layers and DeBERTa take no head mask: the heads' grid gives way to a note.
+	noMask := strings.HasPrefix(fixture, "albert") || strings.HasPrefix(fixture, "deberta")
+	if shared := eval[bool](t, ctx, `!!document.querySelector('[data-role="abl-unsupported"]')`); shared != noMask {
 		t.Errorf("%s: the note that heads cannot be switched off shown %v", fixture, shared)
 	}
 	if fixture == "albert-tiny-random" {
