@@ -185,8 +185,8 @@ func (c *FamilylabView) recordNote() string {
 	if i := strings.LastIndex(vocab, "/"); i >= 0 {
 		vocab = vocab[i+1:]
 	}
-	return fmt.Sprintf("Dashed: a recorded native run of `bertlab family` (%s): %s at %s size with %s's vocabulary, %d-token sequences, %d a step, learning rate %g, %s %s each, %d held-out sequences (%d masked words) of %s; seed %d.",
-		strings.Join(names, ", "), strings.Join(names, ", "), cf.Preset, vocab, cf.SeqLen, cf.Batch, cf.LR, famNum(cf.Amount), cf.Budget,
+	return fmt.Sprintf("The recorded run (dashed), made natively by `bertlab family`: %s at %s size with %s's vocabulary (%s), %d-token sequences, %d a step, learning rate %g, the same %s %s each, scored on %d held-out sequences (%d masked words) of %s; seed %d.",
+		strings.Join(names, ", "), cf.Preset, vocab, cf.Vocab, cf.SeqLen, cf.Batch, cf.LR, famNum(cf.Amount), cf.Budget,
 		r.HeldoutSeqs, r.HeldoutN, cf.Heldout, cf.Seed)
 }
 
@@ -196,6 +196,10 @@ func (c *FamilylabView) xKind() string {
 		return l.Info.Budget
 	}
 	return c.App.Race.Budget
+}
+
+func (c *FamilylabView) recCaption(metric string) string {
+	return "recorded: " + c.caption(metric)
 }
 
 func (c *FamilylabView) caption(metric string) string {
@@ -219,12 +223,14 @@ type series struct {
 	dashed bool
 }
 
-// chartSeries are the lines of metric: the live race's (solid) and the record's (dashed).
-func (c *FamilylabView) chartSeries(metric string) []series {
+// chartSeries are the lines of metric: the live race's (solid), or the record's (dashed).
+// They are drawn on charts of their own: the record's vocabulary and budget differ from the
+// page's, so its losses and perplexities sit on another scale.
+func (c *FamilylabView) chartSeries(metric string, recorded bool) []series {
 	l := &c.App.Race
 	flops := c.xKind() == engine.BudgetFLOPs
 	var out []series
-	if l.Info != nil {
+	if l.Info != nil && !recorded {
 		for i, v := range l.Info.Variants {
 			s := series{family: v.Family}
 			if metric == "loss" {
@@ -244,7 +250,7 @@ func (c *FamilylabView) chartSeries(metric string) []series {
 			out = append(out, s)
 		}
 	}
-	if l.Rec != nil {
+	if l.Rec != nil && recorded {
 		for _, r := range l.Rec.Results {
 			s := series{family: r.Family, dashed: true}
 			pts := r.Evals
@@ -283,12 +289,13 @@ func metricOf(metric string, acc, ppl float64) float64 {
 	return acc
 }
 
-// draw draws metric's chart, unless it already shows the current figures.
-func (c *FamilylabView) draw(holder js.Value, metric string) {
+// draw draws metric's chart of the live race, or of the recorded run, unless it already
+// shows the current figures.
+func (c *FamilylabView) draw(holder js.Value, metric string, recorded bool) {
 	l := &c.App.Race
-	ss := c.chartSeries(metric)
+	ss := c.chartSeries(metric, recorded)
 	xmax, ymin, ymax := 1.0, math.Inf(1), math.Inf(-1)
-	if l.Info != nil {
+	if l.Info != nil && !recorded {
 		xmax = l.Info.Amount
 	}
 	for _, s := range ss {
@@ -307,12 +314,12 @@ func (c *FamilylabView) draw(holder js.Value, metric string) {
 	if metric == "acc" {
 		ymin = max(ymin, 0)
 	}
-	canvas, drawn := canvasIn(holder, fmt.Sprintf("race/%s/%d/%d/%s", metric, l.run, l.gen, c.xKind()))
+	canvas, drawn := canvasIn(holder, fmt.Sprintf("race/%s/%v/%d/%d/%s", metric, recorded, l.run, l.gen, c.xKind()))
 	if drawn {
 		return
 	}
 	ctx := famAxes(canvas, xmax, ymin, ymax)
-	live := js.Global().Get("Object").New()
+	live := map[string]any{}
 	nrec := 0
 	for _, s := range ss {
 		_, color := choice(s.family)
@@ -325,7 +332,7 @@ func (c *FamilylabView) draw(holder js.Value, metric string) {
 			for i, y := range s.ys {
 				vals[i] = y
 			}
-			live.Set(s.family, vals)
+			live[s.family] = vals
 		}
 		width := 2.0
 		if s.dashed {
@@ -364,7 +371,7 @@ func famAxes(canvas js.Value, xmax, ymin, ymax float64) js.Value {
 		ctx.Call("moveTo", curveL, y)
 		ctx.Call("lineTo", curveL+pw, y)
 		ctx.Call("stroke")
-		ctx.Call("fillText", strconv.FormatFloat(ymax-(ymax-ymin)*float64(i)/4, 'g', 3, 64), curveL-6, y)
+		ctx.Call("fillText", yTick(ymax-(ymax-ymin)*float64(i)/4, ymax-ymin), curveL-6, y)
 	}
 	ctx.Set("textAlign", "center")
 	ctx.Set("textBaseline", "top")
@@ -375,6 +382,19 @@ func famAxes(canvas js.Value, xmax, ymin, ymax float64) js.Value {
 	ctx.Set("strokeStyle", "#94a3b8")
 	ctx.Call("strokeRect", curveL+0.5, curveT+0.5, pw, ph)
 	return ctx
+}
+
+// yTick writes a y label to a precision that suits the axis's span, in at most 6 characters.
+func yTick(v, span float64) string {
+	switch {
+	case math.Abs(v) >= 1e5:
+		return famNum(v)
+	case span >= 20:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case span >= 2:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // niceStep is tickStep for any scale: 1, 2 or 5 times a power of ten, at most n steps.

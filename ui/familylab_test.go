@@ -79,7 +79,7 @@ func TestFamilyLabNative(t *testing.T) {
 	}
 	html := buf.String()
 	for _, want := range []string{`data-view="family"`, `data-state="done"`, `data-role="race-loss"`, `data-role="record-row"`,
-		`data-params="` + strconv.FormatInt(l.Info.Variants[1].Params, 10) + `"`, "Dashed: a recorded native run"} {
+		`data-params="` + strconv.FormatInt(l.Info.Variants[1].Params, 10) + `"`, "The recorded run (dashed), made natively by `bertlab family`"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("static render lacks %s", want)
 		}

@@ -57,7 +57,7 @@ func TestFamilyLab(t *testing.T) {
 	if !strings.Contains(note, "bertlab family") || !strings.Contains(note, "tiny size") {
 		t.Errorf("the record's settings: %q", note)
 	}
-	if n := eval[int](t, ctx, `document.querySelector('[data-role="race-loss"] canvas').bertlabRecorded`); n != eval[int](t, ctx, `+document.querySelector('.familylab').dataset.record`) {
+	if n := eval[int](t, ctx, `document.querySelector('[data-role="rec-loss"] canvas').bertlabRecorded`); n != eval[int](t, ctx, `+document.querySelector('.familylab').dataset.record`) {
 		t.Errorf("%d recorded curves drawn", n)
 	}
 	// BERT and ALBERT: RoBERTa (picked by default) out, ALBERT in; half the default budget.
