@@ -4433,7 +4433,7 @@ func (c *ModelsView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pick or drop a HuggingFace BERT folder: config.json, model.safetensors and vocab.txt (tokenizer_config.json if it has one) are taken by name; other files and subfolders are left alone. The files stay in your browser. Before loading, the size is read from config.json: models over "}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pick or drop a HuggingFace folder of BERT or its family (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa): config.json, model.safetensors and the tokenizer's files (vocab.txt; RoBERTa's vocab.json and merges.txt; ALBERT's spiece.model; DeBERTa's spm.model; or tokenizer.json; with tokenizer_config.json and special_tokens_map.json if it has them) are taken by name; other files and subfolders are left alone. The files stay in your browser. Before loading, the size is read from config.json: models over "}
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 				vgparent.AppendChild(vgn)
@@ -6829,6 +6829,13 @@ func (c *WhyView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 				vgparent.AppendChild(vgn)
 			}
+		}
+		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
+		vgparent.AppendChild(vgn)
+		if c.App.Why.AblErr != "" && c.App.Why.Err == "" {
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}, vugu.VGAttribute{Namespace: "", Key: "data-role", Val: "abl-unsupported"}}}
+			vgparent.AppendChild(vgn)
+			vgn.SetInnerHTML("Switching heads off is not available for this model (" + c.App.Why.AblErr + ").")
 		}
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)

@@ -18,8 +18,8 @@ type Engine interface {
 	Models() (*ModelIndex, error)
 	// Load loads the model folder at url (relative to the page), replacing the current model.
 	Load(m ModelRef) (*ModelInfo, error)
-	// LoadFiles loads a BERT folder the user picked (config.json, model.safetensors, vocab.txt,
-	// tokenizer_config.json), replacing the current model; a failed load keeps it.
+	// LoadFiles loads a model folder the user picked (config.json, model.safetensors and the
+	// tokenizer's files, PickModelFiles), replacing the current model; a failed load keeps it.
 	LoadFiles(files []LocalFile) (*ModelInfo, error)
 	// Tokenize, FillMask and Attention read the pair (text, pair) when pair is not "": BERT's
 	// two segments, sentence A and sentence B.
@@ -104,12 +104,12 @@ type ModelInfo struct {
 		TypeVocabSize         int    `json:"type_vocab_size"`
 		HiddenAct             string `json:"hidden_act"`
 	} `json:"config"`
-	// Family describes the model's family (engine.DescribeFamily).
-	Family *FamilyCard `json:"family"`
 	// Tokenizer is the tokenizer's kind ("wordpiece", "bpe", "unigram") and MaskToken its mask
 	// token ("[MASK]", RoBERTa's "<mask>"; the page writes [MASK], which the engine reads as it).
 	Tokenizer string `json:"tokenizer"`
 	MaskToken string `json:"mask_token"`
+	// Family describes the model's family (engine.DescribeFamily).
+	Family *FamilyCard `json:"family"`
 }
 
 // Tokens is the engine's tokenize answer for one text, [CLS] and [SEP] included.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,5 +55,36 @@ func TestFillMaskFamilies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTokenizeFamilies: `bertlab tokenize` reads any family's tokenizer files and gives
+// HuggingFace tokenizers' ids for the fixture sentences.
+func TestTokenizeFamilies(t *testing.T) {
+	for _, family := range familyfixture.Families {
+		fx, err := familyfixture.Read(family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in strings.Builder
+		for _, it := range fx.Items {
+			in.WriteString(it.Text + "\n")
+		}
+		stdout, stderr, code := bertlab(t, in.String(), "tokenize", "--model", familyfixture.Dir(family))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", family, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if len(lines) != len(fx.Items) {
+			t.Fatalf("%s: %d lines for %d texts", family, len(lines), len(fx.Items))
+		}
+		for i, it := range fx.Items {
+			var got struct {
+				IDs []int `json:"input_ids"`
+			}
+			if err := json.Unmarshal([]byte(lines[i]), &got); err != nil || !slices.Equal(got.IDs, it.IDs) {
+				t.Errorf("%s %q: ids %v (%v), HF %v", family, it.Text, got.IDs, err, it.IDs)
+			}
+		}
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/pipeline"
-	"github.com/bertlab/bertlab/core/tokenizer"
+	"github.com/bertlab/bertlab/core/tokenizer/auto"
 )
 
 func init() {
@@ -37,7 +38,7 @@ type tokenizeOut struct {
 
 func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
-	model := fs.String("model", defaultModel(), "folder with vocab.txt and tokenizer_config.json")
+	model := fs.String("model", defaultModel(), "model folder with its tokenizer's files (vocab.txt, tokenizer.json, vocab.json+merges.txt, spiece.model, spm.model)")
 	jsonl := fs.Bool("jsonl", false, `input lines are JSON objects {"text":...,"pair":...,"id":...}`)
 	maxLen := fs.Int("max-length", 0, "truncate to this many tokens, specials included (0: no truncation)")
 	pos, err := parseFlags(fs, args, stderr)
@@ -50,7 +51,7 @@ func runTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if *model == "" {
 		return usageErr("pass --model DIR (a folder with vocab.txt)")
 	}
-	tok, err := tokenizer.LoadDir(*model)
+	tok, err := auto.LoadFS(os.DirFS(*model), *model) // any family's tokenizer files
 	if err != nil {
 		return err
 	}

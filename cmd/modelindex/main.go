@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/hf"
+	"github.com/bertlab/bertlab/core/tokenizer/auto"
 	"github.com/bertlab/bertlab/ui"
 )
 
@@ -37,8 +38,9 @@ func main() {
 	}
 }
 
-// loadable are the files of a model folder the engine reads, in the order it wants them.
-var loadable = []string{"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json"}
+// loadable are the files of a model folder the engine reads, in the order it wants them: the
+// config, the weights and the tokenizer files of every family (auto.Files).
+var loadable = append([]string{"config.json", "model.safetensors"}, auto.Files...)
 
 // Index lists the model folders under dir.
 func Index(dir, def string) (*ui.ModelIndex, error) {
@@ -61,10 +63,11 @@ func Index(dir, def string) (*ui.ModelIndex, error) {
 		if len(ref.Files) == 0 || ref.Files[0] != "config.json" {
 			continue
 		}
-		for _, need := range []string{"model.safetensors", "vocab.txt"} {
-			if _, err := os.Stat(filepath.Join(folder, need)); err != nil {
-				return nil, fmt.Errorf("%s: no %s", folder, need)
-			}
+		if _, err := os.Stat(filepath.Join(folder, "model.safetensors")); err != nil {
+			return nil, fmt.Errorf("%s: no model.safetensors", folder)
+		}
+		if _, err := auto.LoadFS(os.DirFS(folder), folder); err != nil {
+			return nil, err
 		}
 		if b, err := os.ReadFile(filepath.Join(folder, "note.txt")); err == nil {
 			ref.Note = strings.TrimSpace(string(b))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/pipeline"
 	"github.com/bertlab/bertlab/core/tokenizer"
 )
 
@@ -71,11 +72,12 @@ func (e *Explainer) encode(r Request) (*encoded, error) {
 	var enc tokenizer.Encoding
 	var err error
 	maxLen := e.Model.Bert.Config.MaxPositionEmbeddings
+	var pair *string
 	if r.Pair != "" {
-		enc, err = e.Tok.EncodePair(r.Text, r.Pair, maxLen)
-	} else {
-		enc, err = e.Tok.Encode(r.Text, maxLen)
+		pair = &r.Pair
 	}
+	// pipeline.Encode reads the page's [MASK] as the model's own mask token (RoBERTa's <mask>).
+	enc, err = pipeline.Encode(e.Tok, r.Text, pair, maxLen)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
@@ -140,12 +142,17 @@ func (e *Explainer) resolve(r Request, x *encoded) (*TargetInfo, error) {
 		if len(x.masks) == 0 {
 			return nil, fmt.Errorf("explain: target word %q needs a %s in the text", s, tokenizer.MaskToken(e.Tok))
 		}
-		// A vocabulary token is taken as it stands (a continuation piece "##ing", "[unused1]",
-		// which tokenizing would split); another word is tokenized.
+		// A WordPiece vocabulary token is taken as it stands (a continuation piece "##ing",
+		// "[unused1]", which tokenizing would split); another word is tokenized, as a word after a
+		// space first (BPE's and SentencePiece's "the" at the mask is "Ġthe" or "▁the", not the
+		// bare entry "the", which only starts a text or continues a word).
 		id, ok := e.Tok.TokenID(s)
-		if !ok {
-			var err error
-			if id, err = oneToken(e.Tok, s); err != nil {
+		if !ok || e.Tok.Kind() != tokenizer.KindWordPiece {
+			word, err := oneToken(e.Tok, s)
+			switch {
+			case err == nil:
+				id = word
+			case !ok:
 				return nil, err
 			}
 		}

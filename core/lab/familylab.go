@@ -54,6 +54,7 @@ func FamilyVariants() []bert.Family {
 var familyArch = map[bert.Family]string{
 	bert.FamilyBERT: "BertForPreTraining", bert.FamilyRoBERTa: "RobertaForMaskedLM",
 	bert.FamilyALBERT: "AlbertForPreTraining", bert.FamilyELECTRA: "ElectraForPreTraining",
+	bert.FamilyDeBERTaV2: "DebertaV2ForMaskedLM",
 }
 
 // FamilyStart is NewFamilyRace, for engine.FamilyLabs.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 )
 
 // Kinds of tokenizer, as Encoder.Kind reports them.
@@ -85,18 +86,15 @@ func SpecialsOf(e Encoder) Specials {
 // "<mask>"), "" when e has none.
 func MaskToken(e Encoder) string { return e.Token(e.MaskID()) }
 
-// IsNil reports whether e is nil or holds a nil tokenizer (a nil *Tokenizer
-// passed where an Encoder is asked for is not a nil interface).
+// IsNil reports whether e is nil or holds a nil pointer to a tokenizer (a
+// nil *Tokenizer passed where an Encoder is asked for is not a nil
+// interface).
 func IsNil(e Encoder) bool {
-	switch t := e.(type) {
-	case nil:
+	if e == nil {
 		return true
-	case *Tokenizer:
-		return t == nil
-	case *BPE:
-		return t == nil
 	}
-	return false
+	v := reflect.ValueOf(e)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // LoadEncoderFS loads whichever tokenizer a model folder holds: the

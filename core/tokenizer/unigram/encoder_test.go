@@ -70,3 +70,11 @@ func TestEncoder(t *testing.T) {
 		t.Errorf("Word(<0x41>) = %q (%v)", e.Word(id), ok)
 	}
 }
+
+// TestIsNil: a nil *Tokenizer of this package held by an Encoder is nil.
+func TestIsNil(t *testing.T) {
+	var u *Tokenizer
+	if !tokenizer.IsNil(u) || tokenizer.IsNil(loadVariant(t, "albert")) {
+		t.Error("IsNil")
+	}
+}
