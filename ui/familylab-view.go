@@ -213,7 +213,7 @@ func (c *FamilylabView) caption(metric string) string {
 	case "ppl":
 		return "held-out masked-LM perplexity against " + x + " (lower is better)"
 	}
-	return "held-out masked-LM accuracy (top-1) against " + x
+	return "held-out masked-LM accuracy (top-1, %) against " + x
 }
 
 // series is one line of a chart.
@@ -282,11 +282,12 @@ func pick(flops bool, f, t float64) float64 {
 	return t
 }
 
+// metricOf is the value a chart of metric draws: the perplexity, or the accuracy in percent.
 func metricOf(metric string, acc, ppl float64) float64 {
 	if metric == "ppl" {
 		return ppl
 	}
-	return acc
+	return 100 * acc
 }
 
 // draw draws metric's chart of the live race, or of the recorded run, unless it already
@@ -312,7 +313,8 @@ func (c *FamilylabView) draw(holder js.Value, metric string, recorded bool) {
 	pad := max((ymax-ymin)*0.1, 1e-3)
 	ymin, ymax = ymin-pad, ymax+pad
 	if metric == "acc" {
-		ymin = max(ymin, 0)
+		// A model trained for a minute may predict no held-out word yet: a 0 to 5% scale then.
+		ymin, ymax = max(ymin, 0), max(ymax, 5)
 	}
 	canvas, drawn := canvasIn(holder, fmt.Sprintf("race/%s/%v/%d/%d/%s", metric, recorded, l.run, l.gen, c.xKind()))
 	if drawn {

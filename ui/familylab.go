@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/engine"
+	"github.com/bertlab/bertlab/core/lab"
+	"github.com/bertlab/bertlab/core/train"
 )
 
 // ViewFamily is the "Family lab": BERT's successors pre-trained side by side in the worker.
@@ -44,8 +46,8 @@ var FamilyChoices = []struct {
 		"Sanh et al. 2019: a student with half the teacher's layers, started from every other teacher layer and trained to match the teacher's outputs.",
 		"It needs a trained teacher, so it cannot race from random weights here; the recorded run shows it when the record has it."},
 	{"deberta", "DeBERTa", "#db2777",
-		"He et al. 2020: disentangled attention, content and relative position scored apart.",
-		"Races here once its pre-training recipe is in core/train."},
+		"He et al. 2021 (v2's masked LM): disentangled attention: each score adds content-to-content, content-to-position and position-to-content terms over relative positions (log buckets), with no absolute position embeddings; no sentence task, dynamic masks.",
+		"The paper's claim is that disentangled attention beats BERT's: watch whether its curves pull ahead of RoBERTa's (the same data recipe) once the model starts to use word order."},
 }
 
 // States of a race (FamilyRaceLab.State, the view's data-state).
@@ -177,8 +179,11 @@ func (l *FamilyRaceLab) SteppingAttr() string {
 	return "0"
 }
 
-// Racing reports whether the lab can race family id from random weights.
-func Racing(id string) bool { return id != "distilbert" && id != "deberta" }
+// Racing reports whether the lab can race family id from random weights (lab.FamilyVariants).
+func Racing(id string) bool {
+	f, err := train.ParseRecipeFamily(id)
+	return err == nil && slices.Contains(lab.FamilyVariants(), f)
+}
 
 // raceEngine is the engine's family-lab questions; nil when the engine lacks them.
 func (a *App) raceEngine() FamilyLabEngine {
@@ -380,10 +385,13 @@ func (l *FamilyRaceLab) StepsOf(i int) int {
 	return 0
 }
 
-// choice is the FamilyChoices entry of id (a grey one for a family it does not know).
+// choice is the FamilyChoices entry of family id, as a recipe names it ("deberta" or the
+// engine's "deberta-v2"); a grey one for a family it does not know.
 func choice(id string) (title, color string) {
+	f, err := train.ParseRecipeFamily(id)
 	for _, c := range FamilyChoices {
-		if c.ID == id {
+		g, gerr := train.ParseRecipeFamily(c.ID)
+		if c.ID == id || err == nil && gerr == nil && g == f {
 			return c.Title, c.Color
 		}
 	}

@@ -52,6 +52,12 @@ func TestFamilyLabNative(t *testing.T) {
 	if strings.Join(l.Picked, ",") != "bert,albert" {
 		t.Fatalf("picked %v", l.Picked)
 	}
+	if !Racing("deberta") || Racing("distilbert") {
+		t.Errorf("racing: deberta %v, distilbert %v", Racing("deberta"), Racing("distilbert"))
+	}
+	if title, _ := choice("deberta-v2"); title != "DeBERTa" {
+		t.Errorf("the engine's deberta-v2 is shown as %q", title)
+	}
 	a.SetRaceScale("0.25")
 	a.RaceStart()
 	if l.State != RaceDone || l.Err != "" || l.Info == nil {

@@ -82,7 +82,8 @@ type FamilyVariant struct {
 	Layers          int    `json:"distinct_layers"` // layers with weights of their own
 	SentenceTask    string `json:"sentence_task"`
 	Masking         string `json:"masking"`
-	// ForwardMs is the median time of one forward pass over a batch [Batch, SeqLen] in eval
+	// ForwardMs is the median time of one forward pass of the model (ELECTRA: its discriminator,
+	// what fine-tuning keeps) with its pre-training heads over a batch [Batch, SeqLen] in eval
 	// mode, measured where the engine runs (the page's worker); ForwardTokensPerSec the same
 	// as tokens a second.
 	ForwardMs           float64 `json:"forward_ms"`

@@ -193,6 +193,9 @@ func NewFamilyRace(req engine.FamilyRequest) (*FamilyRace, error) {
 		race.Runs = append(race.Runs, run)
 		race.info.Variants = append(race.info.Variants, *vi)
 	}
+	if err := race.timeForward(heldout); err != nil {
+		return nil, fmt.Errorf("family lab: %w", err)
+	}
 	return race, nil
 }
 
@@ -291,10 +294,6 @@ func newFamilyRun(fam bert.Family, tok *tokenizer.Tokenizer, docs []train.TokenD
 		vi.GeneratorParams = countParams(p.Optimizer.Params()) - m.NumParams()
 	}
 	vi.Bytes = 4 * (vi.Params + vi.GeneratorParams)
-	if vi.ForwardMs, err = forwardMs(m, heldout, tok.PadID()); err != nil {
-		return nil, nil, err
-	}
-	vi.ForwardTokensPerSec = float64(FamilyBatch*FamilySeqLen) / (vi.ForwardMs / 1000)
 	return run, vi, nil
 }
 
@@ -306,33 +305,41 @@ func countParams(ps []bert.Param) int64 {
 	return n
 }
 
-// forwardMs times a forward pass of m in eval mode, with its pre-training heads, over a batch
-// [FamilyBatch, FamilySeqLen] of held-out sequences padded to FamilySeqLen: the median of
-// familyForwardRuns, in milliseconds.
-func forwardMs(m *bert.Model, heldout []train.Instance, padID int) (float64, error) {
+// timeForward measures each variant's forward pass in eval mode, with its pre-training heads,
+// over a batch [FamilyBatch, FamilySeqLen] of held-out sequences padded to FamilySeqLen: one
+// untimed pass each (the first grows the heap, in the browser the wasm memory), then
+// familyForwardRuns rounds that time every variant in turn, so that a busy moment of the
+// machine falls on all alike; the median, in milliseconds.
+func (r *FamilyRace) timeForward(heldout []train.Instance) error {
 	insts := make([]train.Instance, FamilyBatch)
 	for i := range insts {
 		insts[i] = heldout[i%len(heldout)]
 	}
-	b, err := train.NewPretrainBatch(insts, padID, FamilySeqLen)
+	b, err := train.NewPretrainBatch(insts, r.Tok.PadID(), FamilySeqLen)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	opt := bert.Options{MLM: m.MLM != nil, NSP: m.NSP != nil, RTD: m.RTD != nil}
-	// One pass untimed: the first grows the heap (in the browser, the wasm memory) for the rest.
-	if _, err := m.Forward(b.Batch, opt); err != nil {
-		return 0, fmt.Errorf("timing the forward pass: %w", err)
-	}
-	ms := make([]float64, familyForwardRuns)
-	for i := range ms {
-		t0 := time.Now()
-		if _, err := m.Forward(b.Batch, opt); err != nil {
-			return 0, fmt.Errorf("timing the forward pass: %w", err)
+	ms := make([][]float64, len(r.Runs))
+	for round := -1; round < familyForwardRuns; round++ {
+		for i, run := range r.Runs {
+			m := run.Pre.Model
+			opt := bert.Options{MLM: m.MLM != nil, NSP: m.NSP != nil, RTD: m.RTD != nil}
+			t0 := time.Now()
+			if _, err := m.Forward(b.Batch, opt); err != nil {
+				return fmt.Errorf("%s: timing the forward pass: %w", run.Family, err)
+			}
+			if round >= 0 {
+				ms[i] = append(ms[i], float64(time.Since(t0).Microseconds())/1000)
+			}
 		}
-		ms[i] = float64(time.Since(t0).Microseconds()) / 1000
 	}
-	sort.Float64s(ms)
-	return max(ms[len(ms)/2], 0.001), nil
+	for i := range r.Runs {
+		sort.Float64s(ms[i])
+		vi := &r.info.Variants[i]
+		vi.ForwardMs = max(ms[i][len(ms[i])/2], 0.001)
+		vi.ForwardTokensPerSec = float64(FamilyBatch*FamilySeqLen) / (vi.ForwardMs / 1000)
+	}
+	return nil
 }
 
 // Info describes the race as NewFamilyRace prepared it.

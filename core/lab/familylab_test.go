@@ -20,6 +20,7 @@ func TestFamilyRace(t *testing.T) {
 	}{
 		{[]string{"bert", "roberta"}, engine.BudgetTokens, 3072},
 		{[]string{"albert", "electra"}, engine.BudgetFLOPs, 0},
+		{[]string{"roberta", "deberta"}, engine.BudgetTokens, 2048},
 	} {
 		t.Run(tc.variants[0]+"-"+tc.variants[1], func(t *testing.T) {
 			r, err := NewFamilyRace(engine.FamilyRequest{Variants: tc.variants, Budget: tc.budget, Amount: tc.amount, Seed: 1})

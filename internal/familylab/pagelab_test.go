@@ -19,7 +19,7 @@ func TestPageLabAccounting(t *testing.T) {
 		if budget == ByFLOPs {
 			amount = 1.5e10
 		}
-		r, err := lab.NewFamilyRace(engine.FamilyRequest{Variants: []string{"bert", "roberta", "albert", "electra"}, Budget: budget, Amount: amount, Seed: 3})
+		r, err := lab.NewFamilyRace(engine.FamilyRequest{Variants: []string{"bert", "roberta", "albert", "electra", "deberta"}, Budget: budget, Amount: amount, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

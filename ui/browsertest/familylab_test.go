@@ -61,7 +61,7 @@ func TestFamilyLab(t *testing.T) {
 		t.Errorf("%d recorded curves drawn", n)
 	}
 	// BERT and ALBERT: RoBERTa (picked by default) out, ALBERT in; half the default budget.
-	do(t, ctx, 10*time.Second, "picking", chromedp.Click(chromedp.CSS(`[data-role="pick-roberta"]`)), chromedp.Click(chromedp.CSS(`[data-role="pick-albert"]`)),
+	do(t, ctx, 30*time.Second, "picking", chromedp.Click(chromedp.CSS(`[data-role="pick-roberta"]`)), chromedp.Click(chromedp.CSS(`[data-role="pick-albert"]`)),
 		chromedp.SetValue(chromedp.CSS(`[data-role="race-scale"]`), "0.5"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-role="race-scale"]').dispatchEvent(new Event('change', {bubbles: true}))`))
 	screenshot(t, ctx, "family-lab-form")
