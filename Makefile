@@ -21,7 +21,7 @@ PORT      ?= 8080
 DEFAULT_MODEL := bertlab-mini
 
 .PHONY: all build run test test-deps fmt-check vet test-native test-purego test-wasm wasm generate generate-check \
-	bench bench-wasm bench-go fuzz tinydata vocab pretrain pretrain-restart pretrain-cloze pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
+	bench bench-wasm bench-train bench-go fuzz tinydata vocab pretrain pretrain-restart pretrain-cloze pretrain-finetune pretrain-wasm worker worker-deps worker-dev clean
 
 all: build wasm
 
@@ -105,6 +105,11 @@ bench:
 # Only the WebAssembly rows of make bench: bertlab wasm (scalar and SIMD) and onnxruntime-web.
 bench-wasm:
 	BENCH_ONLY=wasm GO="$(GO)" bash bench/run.sh
+
+# Only the training rows of make bench: bertlab against PyTorch (1 and 2 threads, with the host's
+# two-core line) and the wasm builds' training steps.
+bench-train:
+	BENCH_ONLY=train GO="$(GO)" bash bench/run.sh
 
 # The Go benchmarks (per-kernel GEMM, forward allocations, training step), natively and as wasm in Node.
 bench-go:

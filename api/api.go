@@ -103,6 +103,7 @@ func New(e *engine.Engine, opt Options) (*Handler, error) {
 		"/api/embed":     h.embed,
 	}
 	h.addExplainRoutes()
+	h.addFamilyRoutes()
 	return h, nil
 }
 

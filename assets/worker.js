@@ -11,6 +11,7 @@
 //   loadURL(base, files)   -> fetches the model files under base and calls bertlab.load (the
 //                             default model's files are fetched while the engine starts)
 //   loadFiles({name: File}) -> reads the user's files (File or Uint8Array) and calls bertlab.load
+//   familyRecord           -> the text of family/record.json (the family lab's recorded native run)
 //   fillMask, tokenize, attention, ... -> the engine's functions (see wasm/engine/engine.go)
 importScripts('wasm_exec.js');
 
@@ -119,6 +120,8 @@ async function handle({ id, fn, args = [] }) {
       result = await loadURL(...args);
     } else if (fn === 'loadFiles') {
       result = await loadFiles(...args);
+    } else if (fn === 'familyRecord') {
+      result = await (await fetchOK('family/record.json')).text();
     } else if (typeof self.bertlab[fn] === 'function') {
       result = self.bertlab[fn](...args);
     } else {

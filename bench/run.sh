@@ -10,7 +10,9 @@
 # fewer), BENCH_LARGE=0 skips BERT-Large, BENCH_BUDGET_S (default 480: BERT-Large is skipped
 # when less than 120 s of it is left), BENCH_ONLY=wasm (make bench-wasm) measures only the
 # WebAssembly rows: bertlab wasm, scalar (Go 1.26) and SIMD (BENCH_SIMD_TOOLCHAIN, default
-# go1.27.3, with GOEXPERIMENT=simd: the page's app.wasm), and onnxruntime-web. BENCH_ROUNDS
+# go1.27.3, with GOEXPERIMENT=simd: the page's app.wasm), and onnxruntime-web; BENCH_ONLY=train
+# (make bench-train) only the training rows (native against PyTorch, with the host's two-core
+# line, and the wasm builds'). BENCH_ROUNDS
 # (default 3) is the number of alternating rounds of bertlab's and onnxruntime's measurements.
 # WebAssembly runs under `node --no-liftoff`: V8 then compiles every function with its
 # optimising tier at once; with its default dynamic tiering, onnxruntime-web's first thousands
@@ -36,9 +38,14 @@ step() { echo "== $* ($((SECONDS - START)) s)" >&2; }
 # Peers run with OpenBLAS on its own choice of kernel: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 # may be set on these machines (they slow OpenBLAS down); unset them for the peer commands only.
 peer() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE "$@"; }
-# native: true unless only the WebAssembly rows are wanted.
+# native: true unless only the WebAssembly rows are wanted; inference: false when only the
+# training rows are.
 native() { [ "$ONLY" != wasm ]; }
-[ -n "$ONLY" ] && note "BENCH_ONLY=$ONLY: only the WebAssembly rows"
+inference() { [ "$ONLY" != train ]; }
+case "$ONLY" in
+wasm) note "BENCH_ONLY=wasm: only the WebAssembly rows" ;;
+train) note "BENCH_ONLY=train: only the training rows" ;;
+esac
 
 # --- peers: install what is missing --------------------------------------------------------
 have_py() { [ -x "$PY" ] && "$PY" -c "import $1" >/dev/null 2>&1; }
@@ -98,12 +105,12 @@ median_rounds() {
 BREPS=$((REPS < 5 ? REPS : 5))
 
 # --- peers measured once: numpy, torch, and the ONNX exports ------------------------------------
-if native && [ $NUMPY = 1 ]; then
+if native && inference && [ $NUMPY = 1 ]; then
   step "GEMM numpy"
   peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_numpy.py "$REPS" >>"$RES" || skip "numpy+OpenBLAS: peer_numpy.py failed"
 fi
 ORT_GEMM=0
-if [ $ORT = 1 ]; then
+if inference && [ $ORT = 1 ]; then
   step "ONNX export of the GEMMs (torch.onnx.export)"
   if peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" gemm >"$OUT/export.log" 2>&1; then
     ORT_GEMM=1
@@ -111,12 +118,12 @@ if [ $ORT = 1 ]; then
     skip "onnxruntime GEMM: torch.onnx.export failed (see $OUT/export.log)"
   fi
 fi
-if ! native && [ $ORT = 1 ] && { [ ! -f "$OUT/onnx/mini128.onnx" ] || [ ! -f "$OUT/onnx/tiny16.onnx" ]; }; then
+if ! native && inference && [ $ORT = 1 ] && { [ ! -f "$OUT/onnx/mini128.onnx" ] || [ ! -f "$OUT/onnx/tiny16.onnx" ]; }; then
   step "ONNX export for onnxruntime-web"
   peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" mini128,tiny16 1 1 >/dev/null ||
     skip "onnxruntime-web: torch.onnx.export failed"
 fi
-if native && [ $TORCH = 1 ]; then
+if native && inference && [ $TORCH = 1 ]; then
   step "forward torch (and ONNX export)"
   peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" base128 "$BREPS" 1 >>"$RES" &&
     peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch.py "$OUT/onnx" mini128,tiny16 "$REPS" 1 >>"$RES" &&
@@ -125,7 +132,7 @@ if native && [ $TORCH = 1 ]; then
 fi
 
 # --- native GEMM and forward, and onnxruntime-node, in alternating rounds ---------------------
-if native; then
+if native && inference; then
   step "GEMM and forward, native and onnxruntime-node, $ROUNDS rounds"
   NR="$OUT/native-rounds.txt"
   : >"$NR"
@@ -148,19 +155,19 @@ if native; then
 fi
 
 # --- the scalar browser build's GEMM, once (the SIMD build's and onnxruntime-web's alternate below)
-if [ $WASM = 1 ]; then
+if inference && [ $WASM = 1 ]; then
   step "GEMM wasm"
   $WASMRUN gemm -tag wasm -reps 3 >>"$RES"
 fi
 
 # --- forward, batch 1, eval, in the browser builds --------------------------------------------
-if [ $WASM = 1 ]; then
+if inference && [ $WASM = 1 ]; then
   step "forward wasm"
   $WASMRUN forward -tag wasm -models mini128 -reps 3 >>"$RES"
   $WASMRUN forward -tag wasm -models tiny16 -reps "$REPS" >>"$RES"
 fi
 # The browser build's GEMMs and forwards and onnxruntime-web's, in alternating rounds (see above).
-if [ $SIMD = 1 ] || [ $ORT = 1 ]; then
+if inference && { [ $SIMD = 1 ] || [ $ORT = 1 ]; }; then
   step "GEMM and forward, wasm-simd and onnxruntime-web (wasm, in Node), $ROUNDS rounds"
   WR="$OUT/web-rounds.txt"
   : >"$WR"
@@ -192,6 +199,8 @@ if native; then
   for _ in $(seq "$ROUNDS"); do
     $BB train -models tiny,mini -reps 3 -threads 1,2 >>"$TR"
     $BB train -models base -reps 2 -threads 1,2 >>"$TR"
+    # The 2-thread rows' ceiling, measured in the same rounds when the forward rounds do not run.
+    inference || $BB cores >>"$TR"
     if [ $TORCH_TRAIN = 1 ]; then
       { peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch_train.py tiny,mini 3 1 &&
         peer OPENBLAS_NUM_THREADS=1 "$PY" bench/peer_torch_train.py base 2 1 &&
@@ -206,20 +215,22 @@ if [ $WASM = 1 ]; then
   step "training wasm"
   $WASMRUN train -tag wasm -models tiny -batch 8 -reps 3 >>"$RES"
   $WASMRUN train -tag wasm -models mini -batch 2 -reps 1 >>"$RES"
-  note "wasm training: Tiny batch 8, Mini batch 2 (x128 tokens), 3 and 1 timed steps after four warm-up steps"
+  note "wasm training: Tiny batch 8, Mini batch 2 (x128 tokens), 3 and 1 timed steps after the warm-up steps"
 fi
 if [ $SIMD = 1 ]; then
   step "training wasm-simd"
   $SIMDRUN train -tag wasm-simd -models tiny -batch 8 -reps 3 >>"$RES"
-  $SIMDRUN train -tag wasm-simd -models mini -batch 2 -reps 1 >>"$RES"
+  # Mini at batch 8 as well: the step-over-forward row is judged at batch 8 x 128.
+  $SIMDRUN train -tag wasm-simd -models mini -batch 8 -reps 1 >>"$RES"
+  note "wasm-simd training: Tiny and Mini batch 8 (x128 tokens), 3 and 1 timed steps after the warm-up steps"
 fi
 
 # --- BERT-Large load --------------------------------------------------------------------------
 LEFT=$((BUDGET - (SECONDS - START)))
 AVAIL_KB=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 DISK_KB=$(df -Pk "$OUT" | awk 'NR==2 {print $4}')
-if ! native; then
-  : # BERT-Large is native only
+if ! native || ! inference; then
+  : # BERT-Large is native only, and not a training row
 elif [ "${BENCH_LARGE:-1}" = 0 ]; then
   skip "BERT-Large load: BENCH_LARGE=0"
 elif [ "$LEFT" -lt 120 ]; then

@@ -134,6 +134,8 @@ type App struct {
 	Compare CompareLab
 	// Fam is the family views' state: "Replaced?" and DeBERTa's split attention (family.go).
 	Fam FamilyLab
+	// Race is the family lab's state: the variants racing in the worker (familylab.go).
+	Race FamilyRaceLab
 	// OnDownload, if set, hands a file to the user (in the browser, as a download).
 	OnDownload func(name string, data []byte)
 

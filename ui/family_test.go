@@ -220,3 +220,28 @@ func TestFamilyPanel(t *testing.T) {
 		}
 	}
 }
+
+// TestWhyWithoutHeadMask: Why? on a family that refuses a head mask (ALBERT's shared layers,
+// DeBERTa) still shows the attributions and the lens, and says why heads cannot be switched off;
+// on DistilBERT the heads can be.
+func TestWhyWithoutHeadMask(t *testing.T) {
+	for _, tc := range []struct {
+		fixture string
+		ablates bool
+	}{
+		{"albert-tiny-random", false},
+		{"deberta-tiny-random", false},
+		{"distilbert-tiny-random", true},
+	} {
+		a := &App{Eng: familyEngine(t, tc.fixture)}
+		a.Start(Route{View: ViewWhy, Text: "the chef cooked the meal", Masks: []int{2}}, true)
+		w := a.Why
+		if a.Err != "" || w.Err != "" || w.Attr == nil || w.Lens == nil || (w.Abl != nil) != tc.ablates || (w.AblErr == "") != tc.ablates {
+			t.Fatalf("%s: err %q / %q, attributions %v, lens %v, ablation %v (%q)", tc.fixture, a.Err, w.Err, w.Attr != nil, w.Lens != nil, w.Abl != nil, w.AblErr)
+		}
+		html := renderApp(t, a)
+		if !strings.Contains(html, `data-role="attrs"`) || strings.Contains(html, `data-role="abl-unsupported"`) == tc.ablates {
+			t.Errorf("%s: the view shows attributions %v, the note %v", tc.fixture, strings.Contains(html, `data-role="attrs"`), strings.Contains(html, `data-role="abl-unsupported"`))
+		}
+	}
+}

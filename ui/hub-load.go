@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
@@ -36,7 +37,8 @@ type hubFile struct {
 
 // hubFetch gets url: the browser's fetch, which follows the Hub's redirect of LFS files to its
 // storage (both answer CORS); the bytes stay a Blob in the browser, for the engine's worker to
-// read. Tests without a browser replace it.
+// read. progress, when not nil, is told the bytes received so far as they come. Tests without
+// a browser replace it.
 var hubFetch = browserFetch
 
 func (c *HubLoad) busy() bool { return c.loading || c.App.Loading }
@@ -96,7 +98,7 @@ func (c *HubLoad) load() {
 func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
 	c.App.Do(func() { c.Status = fmt.Sprintf("asking %s for %s…", c.endpoint(), ref) })
 	var info *hubid.Info
-	if r, err := hubFetch(hubid.InfoURL(c.endpoint(), ref)); err == nil && r.status == 200 {
+	if r, err := hubFetch(hubid.InfoURL(c.endpoint(), ref), nil); err == nil && r.status == 200 {
 		if b, err := readBytes(r.file); err == nil {
 			info, _ = hubid.ParseInfo(b) // an answer that does not parse is a mirror's: probe
 		}
@@ -119,7 +121,18 @@ func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
 		}
 		u := hubid.ResolveURL(c.endpoint(), at, name)
 		c.App.Do(func() { c.Status = fmt.Sprintf("fetching %s from %s (%s)…", name, ref, sizeOf(want.Size)) })
-		r, err := hubFetch(u)
+		var shown time.Time
+		r, err := hubFetch(u, func(got int64) {
+			if time.Since(shown) < 200*time.Millisecond {
+				return
+			}
+			shown = time.Now()
+			msg := fmt.Sprintf("fetching %s from %s: %s", name, ref, humanBytes(float64(got)))
+			if want.Size > 0 {
+				msg += fmt.Sprintf(" of %s (%.0f%%)", humanBytes(float64(want.Size)), 100*float64(got)/float64(want.Size))
+			}
+			c.App.Do(func() { c.Status = msg + "…" })
+		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: could not reach %s: %v", ref, name, c.endpoint(), err)
 		}
@@ -248,8 +261,9 @@ func readBytes(f LocalFile) ([]byte, error) {
 	return b, nil
 }
 
-// browserFetch fetches url with the browser's fetch and keeps the body as a Blob.
-func browserFetch(url string) (hubFile, error) {
+// browserFetch fetches url with the browser's fetch. The body is read chunk by chunk, for
+// progress, into a Blob: the bytes stay in the browser, Go sees only their count.
+func browserFetch(url string, progress func(got int64)) (hubFile, error) {
 	if !js.Global().Truthy() {
 		return hubFile{}, errors.New("no browser")
 	}
@@ -261,8 +275,26 @@ func browserFetch(url string) (hubFile, error) {
 	if !resp.Get("ok").Bool() {
 		return hubFile{status: st}, nil
 	}
-	blob, err := awaitPromise(resp.Call("blob"))
-	if err != nil {
+	var blob js.Value
+	if body := resp.Get("body"); progress != nil && body.Truthy() {
+		reader := body.Call("getReader")
+		chunks := js.Global().Get("Array").New()
+		var got int64
+		for {
+			r, err := awaitPromise(reader.Call("read"))
+			if err != nil {
+				return hubFile{}, err
+			}
+			if r.Get("done").Bool() {
+				break
+			}
+			v := r.Get("value")
+			chunks.Call("push", v)
+			got += int64(v.Get("length").Int())
+			progress(got)
+		}
+		blob = js.Global().Get("Blob").New(chunks)
+	} else if blob, err = awaitPromise(resp.Call("blob")); err != nil {
 		return hubFile{}, err
 	}
 	return hubFile{status: st, file: LocalFile{Size: int64(blob.Get("size").Float()), Handle: blob}}, nil

@@ -41,7 +41,7 @@ func (e *filesEngine) LoadFiles(files []LocalFile) (*ModelInfo, error) {
 }
 
 // httpFetch is hubFetch over net/http, for tests without a browser.
-func httpFetch(url string) (hubFile, error) {
+func httpFetch(url string, progress func(int64)) (hubFile, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return hubFile{}, err
@@ -51,6 +51,9 @@ func httpFetch(url string) (hubFile, error) {
 		return hubFile{status: resp.StatusCode}, nil
 	}
 	b, err := io.ReadAll(resp.Body)
+	if progress != nil {
+		progress(int64(len(b)))
+	}
 	return hubFile{status: 200, file: LocalFile{Data: b, Size: int64(len(b))}}, err
 }
 

@@ -96,7 +96,7 @@ func ParseRoute(hash string) (Route, bool) {
 	view, query, _ := strings.Cut(hash, "?")
 	r := Route{View: ViewMask}
 	switch view {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy, ViewCompare, ViewReplaced:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy, ViewCompare, ViewReplaced, ViewFamily:
 		r.View = view
 	}
 	q, _ := url.ParseQuery(query)
@@ -193,7 +193,7 @@ func (r Route) Hash() string {
 	var b strings.Builder
 	view := ViewMask
 	switch r.View {
-	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy, ViewCompare, ViewReplaced:
+	case ViewAttention, ViewSteps, ViewMasking, ViewTrain, ViewModels, ViewEmbeddings, ViewWhy, ViewCompare, ViewReplaced, ViewFamily:
 		view = r.View
 	}
 	if r.Lesson > 0 && r.Lesson <= len(Lessons) {

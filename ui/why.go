@@ -38,6 +38,9 @@ type WhyLab struct {
 	req    int
 	gen    int // bumped with every new Lens: the chart redraws
 	Err    string
+	// AblErr says why heads cannot be switched off for this model (ALBERT's shared layers and
+	// DeBERTa refuse a head mask); the attributions and the lens are shown all the same.
+	AblErr string
 }
 
 // whySteps are the integration steps the view offers.
@@ -111,6 +114,7 @@ func (a *App) fetchWhy() {
 		}
 		var lens, abl *explain.Report
 		var err error
+		ablErr := ""
 		word := ""
 		if masked && r.Target != "isnext" {
 			// The lens names the model's own answer, the default target, at its last layer.
@@ -138,15 +142,14 @@ func (a *App) fetchWhy() {
 		}
 		if masked {
 			if abl, err = a.Eng.Ablation(explain.Request{Text: r.Text, Pair: r.Pair, Ablate: r.Ablate}); err != nil {
-				fail(err)
-				return
+				abl, ablErr = nil, err.Error()
 			}
 		}
 		a.Do(func() {
 			if req != w.req {
 				return
 			}
-			w.Attr, w.Lens, w.Abl, w.Word, w.shown = attr, lens, abl, word, key
+			w.Attr, w.Lens, w.Abl, w.Word, w.shown, w.AblErr = attr, lens, abl, word, key, ablErr
 			if w.impKey != inputKey(r.Text, r.Pair)+"|"+word {
 				w.Imp = nil
 			}

@@ -72,9 +72,13 @@ func (m *Model) backward(a *Activations, dHidden, dPooled *tensor.Tensor, g *Gra
 	if dPooled != nil {
 		m.poolerBackward(a, dPooled.Data, ws.dy, g.g)
 	}
+	ws.rel = m.newRelBackward(a.pass)
 	for l := m.NumBlocks() - 1; l >= 0; l-- {
 		m.layerBackward(l, a, ws, actB, g.g)
 		ws.dy, ws.dx = ws.dx, ws.dy
+	}
+	if ws.rel != nil {
+		m.relEmbBackward(ws.rel, g.g)
 	}
 	var in *InputGrads
 	if inputs {
@@ -99,6 +103,8 @@ type workspace struct {
 	// With relative positions, d loss / d (Q_h·relᵀ) and d (K_h·relᵀ) of every pair (see
 	// relativeBackward), rows (b, s, h): [B, S, A, 2S−1]; dkr nil for relative_key.
 	dqr, dkr []float32
+	// rel is DeBERTa's relative embeddings' backward, shared by the layers; nil otherwise.
+	rel *relBackward
 }
 
 // poolerBackward adds the gradient of the pooler (tanh(dense(h[:, 0]))) to g and its
@@ -153,6 +159,13 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	// ctx_h = dropout(softmax(scale·(Q_h K_hᵀ + relative terms) + mask)) · V_h, one (sequence,
 	// head) pair at a time.
 	scale := float32(1 / math.Sqrt(float64(d)))
+	var db *disBackward // DeBERTa's relative terms
+	if dc := c.Disentangled; dc != nil {
+		scale = float32(1 / math.Sqrt(float64(d*dc.ScaleFactor())))
+		if ws.rel != nil {
+			db = m.newDisBackward(L, a.pass, B*A)
+		}
+	}
 	var rel []float32 // the distance window of relative positions: [2S−1, d]
 	if L.Distance != nil {
 		rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
@@ -189,8 +202,14 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 			if rel != nil {
 				relativeBackward(dp, rel, ws, (bi*S*A+hd)*(2*S-1), A*(2*S-1), off, H, S, d, scale)
 			}
+			if db != nil {
+				db.pair(dp, bh, off, H, S, d, scale, ws)
+			}
 		}
 	})
+	if db != nil {
+		db.finish(L, G, la.Query.Data, la.Key.Data, B, S, A, d, scale, ws.rel)
+	}
 	if rel != nil {
 		// d rel [2S−1, d] = scale·(DQRᵀ·Q + DKRᵀ·K), summed over every pair at once: DQR's rows
 		// (b, s, h) are those of Q viewed as [B·S·A, d].
@@ -265,6 +284,14 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 	b := a.batch
 	H := c.EmbDim()
 	ea := &a.emb
+	if c.Disentangled != nil && b.AttentionMask != nil {
+		// DeBERTa zeroed the padding rows of the embeddings: they pass no gradient.
+		for i, v := range b.AttentionMask {
+			if v == 0 {
+				clear(dh[i*c.HiddenSize : (i+1)*c.HiddenSize])
+			}
+		}
+	}
 	if m.EmbProj != nil {
 		// h = projIn·Wᵀ + b: dh [B, S, hidden] becomes d projIn [B, S, E].
 		n, E := b.B*b.S, c.EmbDim()
@@ -298,7 +325,7 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 			}
 			add(g.TypeEmb.Row(t), row)
 		}
-		if !c.Relative() { // relative positions add no position embedding: it gets no gradient
+		if !c.Relative() && g.PosEmb != nil { // relative positions add no position embedding: it gets no gradient
 			pid := i % b.S
 			if posIDs != nil {
 				pid = posIDs[i]

@@ -284,7 +284,7 @@ func TestLayerIndex(t *testing.T) {
 }
 
 // TestRefusedForShared: a head mask is refused for ALBERT (transformers hands its blocks other
-// rows of it) and DeBERTa, training for DeBERTa, rather than computing something else; ALBERT's
+// rows of it) and DeBERTa rather than computing something else, while both train; ALBERT's
 // trace has the embeddings before the projection.
 func TestRefusedForShared(t *testing.T) {
 	albert, err := ParseConfig([]byte(`{"model_type":"albert","embedding_size":8,"hidden_size":16,"num_attention_heads":2,"num_hidden_layers":2,"intermediate_size":16,"vocab_size":20,"max_position_embeddings":8}`))
@@ -304,12 +304,8 @@ func TestRefusedForShared(t *testing.T) {
 		if _, err := m.Forward(b, Options{HeadMask: make([]float32, 4)}); err == nil || !strings.Contains(err.Error(), "head mask") {
 			t.Errorf("%s: Forward with a head mask: %v", c.Family, err)
 		}
-		_, err = m.ForwardTrain(b, TrainOptions{})
-		if c.Family == FamilyDeBERTaV2 && (err == nil || !strings.Contains(err.Error(), "training deberta-v2")) {
-			t.Errorf("ForwardTrain of DeBERTa: %v", err)
-		}
-		if c.Family == FamilyALBERT && err != nil {
-			t.Errorf("ForwardTrain of ALBERT: %v", err)
+		if _, err = m.ForwardTrain(b, TrainOptions{}); err != nil {
+			t.Errorf("ForwardTrain of %s: %v", c.Family, err)
 		}
 		if n := m.NumParams(); n != c.ParamCount(Heads{MLM: true}) {
 			t.Errorf("%s: NumParams %d, ParamCount %d", c.Family, n, c.ParamCount(Heads{MLM: true}))

@@ -169,9 +169,6 @@ func (m *Model) MLMHeadLogits(h *tensor.Tensor) (*tensor.Tensor, error) {
 // MLMHeadBackward back-propagates dLogits [n, V] through the MLM head applied to h [n, H]:
 // it adds the head's parameter gradients to g and returns d h [n, H].
 func (m *Model) MLMHeadBackward(h, dLogits *tensor.Tensor, g *Grads) (*tensor.Tensor, error) {
-	if err := m.trainable("mlm head backward"); err != nil {
-		return nil, err
-	}
 	m.EnsureRaw()
 	p, err := m.headPass()
 	if err != nil {

@@ -495,15 +495,6 @@ func (m *Model) NumBlocks() int {
 // Block is the layer that block l runs: Layers[l], or for ALBERT its group's layer.
 func (m *Model) Block(l int) *Layer { return &m.Layers[m.Config.LayerIndex(l)] }
 
-// trainable refuses what the training passes do not implement yet: DeBERTa's disentangled
-// attention.
-func (m *Model) trainable(what string) error {
-	if m.Config.Disentangled != nil {
-		return fmt.Errorf("%s: training %s (disentangled attention) is not supported yet", what, m.Config.Family.Name())
-	}
-	return nil
-}
-
 // Packed reports whether PackWeights packed the model's weights.
 func (m *Model) Packed() bool {
 	return len(m.Layers) > 0 && m.Layers[0].Query.packed != nil

@@ -99,9 +99,6 @@ func (m *Model) ForwardTrain(b Batch, opt TrainOptions) (*Activations, error) {
 // forwardTrain is ForwardTrain with the activations in ar (reset first), so that they live
 // until the next reset; nil allocates them.
 func (m *Model) forwardTrain(b Batch, opt TrainOptions, ar *arena) (*Activations, error) {
-	if err := m.trainable("forward-train"); err != nil {
-		return nil, err
-	}
 	m.EnsureRaw()
 	if err := b.Validate(m.Config); err != nil {
 		return nil, err

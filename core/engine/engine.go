@@ -32,7 +32,8 @@ type Engine struct {
 	// wp is tok when it is BERT's WordPiece, which the training labs need; nil otherwise.
 	wp    *tokenizer.Tokenizer
 	notes []string
-	run   Run // the training lab's run; nil before the first
+	run   Run        // the training lab's run; nil before the first
+	race  FamilyRace // the family lab's race (familylab.go); nil before the first
 }
 
 // ErrNoModel is the error of every question asked before a model is loaded.

@@ -396,6 +396,22 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 // s*mr*kb + p*mr + i; rows past mb are zero.
 func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i0, p0, mb, kb int, alpha float32) {
 	trans8, mr := kern.trans8, kern.mr
+	if transA && alpha == 1 && (mr == 8 || mr == 6 || mr == 2) && mb >= mr {
+		// op(A)(i, p) = a[p*lda+i]: depth step p is a contiguous run of the block's rows. Step
+		// by step, each run is read once from start to end and dealt out to the full slivers.
+		// The sliver-by-sliver order below read each cache line of A once per sliver it feeds,
+		// in kb streams lda apart: packing was 55% of the tied decoder's dYᵀ·X in a Tiny
+		// training step, and this order took that GEMM from 12.6 to 9.9 ms (AVX-512) and from
+		// 131 to 106 ms (wasm SIMD), medians of alternating calls. The partial sliver, if
+		// any, is packed below.
+		full := mb / mr * mr
+		gemmPackATransFull(dst, a, lda, i0, p0, full, kb, mr)
+		if full == mb {
+			return
+		}
+		gemmPackA(kern, dst[full*kb:], transA, a, lda, i0+full, p0, mb-full, kb, alpha)
+		return
+	}
 	for is := 0; is < mb; is += mr {
 		d := dst[is*kb : (is+mr)*kb]
 		rows := min(mr, mb-is)
@@ -480,6 +496,40 @@ func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i
 		if rows < mr {
 			for p := 0; p < kb; p++ {
 				clear(d[p*mr+rows : p*mr+mr])
+			}
+		}
+	}
+}
+
+// gemmPackATransFull packs the full slivers of op(A) = Aᵀ, rows [i0, i0+full) (full a multiple
+// of mr: 8, 6 or 2) and depths [p0, p0+kb), depth step by depth step: sliver s holds (i, p) at
+// s*mr*kb + p*mr + i, as gemmPackA.
+func gemmPackATransFull(dst, a []float32, lda, i0, p0, full, kb, mr int) {
+	n := full / mr
+	for p := 0; p < kb; p++ {
+		src := a[(p0+p)*lda+i0:][:full:full]
+		off := p * mr
+		switch mr {
+		case 8:
+			for s := 0; s < n; s++ {
+				o, r := dst[off:][:8:8], src[s*8:][:8:8]
+				*(*[4]float32)(o) = *(*[4]float32)(r)
+				*(*[4]float32)(o[4:]) = *(*[4]float32)(r[4:])
+				off += 8 * kb
+			}
+		case 6:
+			for s := 0; s < n; s++ {
+				o, r := dst[off:][:6:6], src[s*6:][:6:6]
+				*(*[4]float32)(o) = *(*[4]float32)(r)
+				*(*[2]float32)(o[4:]) = *(*[2]float32)(r[4:])
+				off += 6 * kb
+			}
+		case 2:
+			// Element by element: wasm moves even a small array with runtime.memmove.
+			for s := 0; s < n; s++ {
+				o, r := (*[2]float32)(dst[off:]), (*[2]float32)(src[2*s:])
+				o[0], o[1] = r[0], r[1]
+				off += 2 * kb
 			}
 		}
 	}

@@ -22,7 +22,20 @@ func electraRun(t *testing.T, steps int, out string) *Pretrainer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	disc, gen, err := NewElectra("tiny", tok, 5)
+	// Tiny's depth at half its width: the discriminator's learning shows within the test's steps.
+	c, err := ElectraConfig("tiny", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = c.Reshape(bert.Shape{Hidden: 64, Heads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	c.EmbeddingSize = 64
+	disc, err := bert.NewRandom(c, bert.Heads{RTD: true}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := NewGenerator(disc, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +56,7 @@ func electraRun(t *testing.T, steps int, out string) *Pretrainer {
 func TestElectraSharedGradients(t *testing.T) {
 	p := electraRun(t, 2, "")
 	g := p.Generator
-	if c := g.Model.Config; c.HiddenSize != 32 || c.EmbDim() != 128 || g.Model.EmbProj == nil || p.Model.EmbProj != nil {
+	if c := g.Model.Config; c.HiddenSize != 16 || c.EmbDim() != 64 || g.Model.EmbProj == nil || p.Model.EmbProj != nil {
 		t.Fatalf("generator hidden %d, E %d; projections %v / %v", c.HiddenSize, c.EmbDim(), g.Model.EmbProj != nil, p.Model.EmbProj != nil)
 	}
 	insts, _ := p.Data.Next(Position{}, 8)
@@ -159,7 +172,7 @@ func TestElectraTrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if df.Model.RTD == nil || df.Model.MLM != nil || gf.Model.MLM == nil || gf.Model.Config.HiddenSize != 32 {
+	if df.Model.RTD == nil || df.Model.MLM != nil || gf.Model.MLM == nil || gf.Model.Config.HiddenSize != 16 {
 		t.Fatalf("folders: discriminator heads %v, generator heads %v", df.Model.HeadNames(), gf.Model.HeadNames())
 	}
 	if !slices.Equal(gf.Model.WordEmb.Data, p.Model.WordEmb.Data) {

@@ -11,6 +11,8 @@ import "github.com/bertlab/bertlab/core/bert"
 //   - each of the num_hidden_layers blocks (shared layers cost as much as their own:
 //     sharing saves parameters, not compute): query, key, value and output 4·2·B·S·H², the
 //     scores Q·Kᵀ and the context P·V 2·2·B·S²·H, the feed-forward 2·2·B·S·H·I;
+//   - DeBERTa's c2p and p2c terms, each a block: the map of the 2·span relative embeddings
+//     2·2span·H² and the products with them 2·B·S·2span·H;
 //   - the MLM head: nPred·(2·H·E + 2·E·V);
 //   - the pooler and the two-way sentence head: B·(2·H² + 2·2·H).
 //
@@ -24,6 +26,12 @@ func ForwardFLOPs(c bert.Config, B, S, nPred int, sentence bool) float64 {
 		n += 2 * b * s * E * H
 	}
 	block := 4*2*b*s*H*H + 2*2*b*s*s*H + 2*2*b*s*H*I
+	if d := c.Disentangled; d != nil && d.Relative {
+		// Each of c2p and p2c: the layer's map of the 2·span relative embeddings, 2·W·H², and
+		// every query's (key's) products with them, 2·B·S·W·H.
+		W := float64(2 * d.Span())
+		block += float64(d.ScaleFactor()-1) * (2*W*H*H + 2*b*s*W*H)
+	}
 	n += float64(c.NumHiddenLayers) * block
 	n += p * (2*H*E + 2*E*V)
 	if sentence {

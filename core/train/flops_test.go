@@ -12,6 +12,8 @@ func TestForwardFLOPs(t *testing.T) {
 	base.VocabSize, base.HiddenSize, base.IntermediateSize, base.NumAttentionHeads, base.NumHiddenLayers = 10, 4, 8, 2, 2
 	albert := base
 	albert.Family, albert.EmbeddingSize, albert.NumHiddenGroups = bert.FamilyALBERT, 2, 1
+	deberta := base
+	deberta.Family, deberta.Disentangled = bert.FamilyDeBERTaV2, &bert.Disentangled{C2P: true, P2C: true, Relative: true, PositionBuckets: 2}
 	for _, tc := range []struct {
 		name          string
 		c             bert.Config
@@ -28,6 +30,9 @@ func TestForwardFLOPs(t *testing.T) {
 		// ALBERT: the projection 2·3·2·4 = 48, the same blocks (one shared layer run twice), the
 		// MLM head 2·4·2 + 2·2·10 = 56.
 		{"albert", albert, 1, 3, 1, true, 48 + 1824 + 56 + 48, 0},
+		// DeBERTa, span 2 (4 relative rows): each block adds, for c2p and p2c each, the map of
+		// the rows 2·4·16 = 128 and the products with them 2·3·4·4 = 96.
+		{"deberta", deberta, 1, 3, 1, false, 1824 + 2*2*(128+96) + 112, 0},
 		// Two sequences of 5: every term scales with B, the attention terms with S².
 		{"bert B=2 S=5", base, 2, 5, 0, false, 2 * 2 * (4*2*5*16 + 2*2*25*4 + 2*2*5*4*8), 0},
 	} {

@@ -461,6 +461,9 @@ func StartModel(dir, preset, vocab, posType string, seed uint64) (*bert.Model, *
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if fam := f.Model.Config.FamilyOf(); !fam.Is(bert.FamilyBERT) {
+		return nil, nil, nil, fmt.Errorf("model folder %s holds a %s model: pre-train it with its family's recipe (StartFamilyModel; bertlab pretrain --family %s)", dir, fam, fam)
+	}
 	if tok == nil {
 		if tok = f.Tokenizer; tok == nil {
 			return nil, nil, nil, fmt.Errorf("model folder %s has no vocab.txt: pass --vocab DIR", dir)

@@ -12,14 +12,17 @@ import (
 )
 
 // RecipeFamilies are the families whose pre-training recipe this package runs (ApplyRecipe):
-// BERT's masked LM with next-sentence prediction, RoBERTa's, ALBERT's, ELECTRA's and
-// DistilBERT's (a student distilled from a teacher: distilbert.go).
-var RecipeFamilies = []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT, bert.FamilyELECTRA, bert.FamilyDistilBERT}
+// BERT's masked LM with next-sentence prediction, RoBERTa's, ALBERT's, ELECTRA's, DistilBERT's
+// (a student distilled from a teacher: distilbert.go) and DeBERTa's.
+var RecipeFamilies = []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT, bert.FamilyELECTRA, bert.FamilyDistilBERT, bert.FamilyDeBERTaV2}
 
-// ParseRecipeFamily reads a family name for a recipe ("" is BERT).
+// ParseRecipeFamily reads a family name for a recipe ("" is BERT, "deberta" DeBERTa-v2).
 func ParseRecipeFamily(name string) (bert.Family, error) {
-	if name == "" {
+	switch strings.ToLower(name) {
+	case "":
 		return bert.FamilyBERT, nil
+	case "deberta":
+		return bert.FamilyDeBERTaV2, nil
 	}
 	for _, f := range RecipeFamilies {
 		if strings.EqualFold(name, string(f)) {
@@ -43,7 +46,8 @@ func ParseRecipeFamily(name string) (bert.Family, error) {
 //     (swapped half the time) instead of NSP;
 //   - ELECTRA (Clark et al. 2020): single segments packed as RoBERTa's, masks drawn anew each
 //     epoch (ELECTRA masks in the training graph), no sentence task (electra.go has the rest);
-//   - DistilBERT (Sanh et al. 2019): the same, as DistilBERT was trained (distilbert.go).
+//   - DistilBERT (Sanh et al. 2019) and DeBERTa (He et al. 2021, v2's masked LM): the same, as
+//     they were trained (distilbert.go for DistilBERT's teacher).
 //
 // The masking rate, whole-word masking and lengths stay as dc has them.
 func ApplyRecipe(fam bert.Family, dc *DataConfig) error {
@@ -54,7 +58,7 @@ func ApplyRecipe(fam bert.Family, dc *DataConfig) error {
 		dc.Instances.Task, dc.Dynamic = NoSentenceTask, true
 	case fam.Is(bert.FamilyALBERT):
 		dc.Instances.Task = SentenceOrder
-	case fam.Is(bert.FamilyELECTRA), fam.Is(bert.FamilyDistilBERT):
+	case fam.Is(bert.FamilyELECTRA), fam.Is(bert.FamilyDistilBERT), fam.Is(bert.FamilyDeBERTaV2):
 		dc.Instances.Task, dc.Dynamic = NoSentenceTask, true
 	default:
 		_, err := ParseRecipeFamily(fam.Name())
@@ -65,6 +69,11 @@ func ApplyRecipe(fam bert.Family, dc *DataConfig) error {
 
 // recipePositions is the longest sequence a recipe's model takes (BERT's 512).
 const recipePositions = 512
+
+// DeBERTaPositionBuckets is a DeBERTa recipe's position_buckets: offsets within ±16 have their
+// own relative embedding, longer ones share log-spaced buckets (DeBERTa-v3 has 256 for its
+// 512-token sequences; 32 keeps the c2p and p2c products near the size of the scores at 128).
+const DeBERTaPositionBuckets = 32
 
 // AlbertEmbeddingSize is the embedding width E a recipe gives an ALBERT of hidden size H:
 // ALBERT's 128 for every published size (H ≥ 768), a quarter of H below that, so that the
@@ -79,7 +88,11 @@ func AlbertEmbeddingSize(H int) int { return max(1, min(128, H/4)) }
 //     [CLS] and [SEP] ids;
 //   - ALBERT: embedding_size AlbertEmbeddingSize(H) with its projection, every block sharing one
 //     layer (num_hidden_groups 1), hidden_act gelu_new and no dropout (ALBERT v2's configs);
-//   - ELECTRA: the discriminator of ElectraConfig (its generator is GeneratorConfig's).
+//   - ELECTRA: the discriminator of ElectraConfig (its generator is GeneratorConfig's);
+//   - DeBERTa-v2: disentangled attention with c2p and p2c, DeBERTaPositionBuckets log buckets up
+//     to 512 positions, relative embeddings LayerNorm-ed and shared by the layers' key and query
+//     maps, no absolute positions, no token types, layer_norm_eps 1e-7 (DeBERTa-v3's settings
+//     but the buckets, which suit our short sequences).
 //
 // The vocabulary stays tok's WordPiece: config.json names tokenizer_class BertTokenizer, so
 // that transformers' AutoTokenizer reads the folder's vocab.txt (tokenizer_config.json says the
@@ -104,6 +117,11 @@ func FamilyConfig(fam bert.Family, preset string, tok *tokenizer.Tokenizer) (ber
 		c.TypeVocabSize = 1
 		c.MaxPositionEmbeddings = recipePositions + c.PadTokenID + 1
 		c.LayerNormEps = 1e-5
+	case fam.Is(bert.FamilyDeBERTaV2):
+		c.Family, c.TypeVocabSize, c.LayerNormEps = bert.FamilyDeBERTaV2, 0, 1e-7
+		c.NoPositionEmbeddings = true
+		c.Disentangled = &bert.Disentangled{C2P: true, P2C: true, Relative: true, PositionBuckets: DeBERTaPositionBuckets,
+			MaxRelativePositions: c.MaxPositionEmbeddings, NormRelEmb: true}
 	case fam.Is(bert.FamilyALBERT):
 		c.Family = bert.FamilyALBERT
 		c.EmbeddingSize, c.NumHiddenGroups = AlbertEmbeddingSize(c.HiddenSize), 1
@@ -127,7 +145,7 @@ func FamilyConfig(fam bert.Family, preset string, tok *tokenizer.Tokenizer) (ber
 // ElectraForPreTraining's discriminator head.
 func RecipeHeads(fam bert.Family) bert.Heads {
 	switch {
-	case fam.Is(bert.FamilyRoBERTa), fam.Is(bert.FamilyDistilBERT):
+	case fam.Is(bert.FamilyRoBERTa), fam.Is(bert.FamilyDistilBERT), fam.Is(bert.FamilyDeBERTaV2):
 		return bert.Heads{MLM: true}
 	case fam.Is(bert.FamilyELECTRA):
 		return bert.Heads{RTD: true}

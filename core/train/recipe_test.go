@@ -240,10 +240,66 @@ func TestParseRecipeFamily(t *testing.T) {
 		in   string
 		want bert.Family
 		ok   bool
-	}{{"", bert.FamilyBERT, true}, {"RoBERTa", bert.FamilyRoBERTa, true}, {"albert", bert.FamilyALBERT, true}, {"ELECTRA", bert.FamilyELECTRA, true}, {"distilbert", bert.FamilyDistilBERT, true}, {"deberta-v2", "", false}, {"gpt", "", false}} {
+	}{{"", bert.FamilyBERT, true}, {"RoBERTa", bert.FamilyRoBERTa, true}, {"albert", bert.FamilyALBERT, true}, {"ELECTRA", bert.FamilyELECTRA, true}, {"distilbert", bert.FamilyDistilBERT, true}, {"deberta-v2", bert.FamilyDeBERTaV2, true}, {"mpnet", "", false}, {"gpt", "", false}} {
 		got, err := ParseRecipeFamily(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseRecipeFamily(%q) = %q, %v", tc.in, got, err)
+		}
+	}
+}
+
+// TestDebertaRecipe trains DeBERTa's recipe: a DebertaV2ForMaskedLM with disentangled attention
+// and no absolute positions learns the toy corpus, and its folder loads back with the same
+// logits.
+func TestDebertaRecipe(t *testing.T) {
+	p, out := recipeRun(t, bert.FamilyDeBERTaV2, 50)
+	c := p.Model.Config
+	if d := c.Disentangled; d == nil || !d.C2P || !d.P2C || !d.NormRelEmb || p.Model.PosEmb != nil || p.Model.TypeEmb != nil || p.Model.RelEmb == nil {
+		t.Fatalf("config %+v", c)
+	}
+	var steps []Event
+	for _, e := range p.History {
+		if e.Kind == EventStep {
+			steps = append(steps, e)
+		}
+	}
+	first, last := (steps[0].MLMLoss+steps[1].MLMLoss+steps[2].MLMLoss)/3, (steps[47].MLMLoss+steps[48].MLMLoss+steps[49].MLMLoss)/3
+	t.Logf("masked-LM loss %.3f -> %.3f", first, last)
+	if !(last < 0.8*first) {
+		t.Errorf("masked-LM loss %.3f -> %.3f: want a fall by a fifth", first, last)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := cfg["architectures"].([]any); cfg["model_type"] != "deberta-v2" || len(a) != 1 || a[0] != "DebertaV2ForMaskedLM" ||
+		cfg["position_biased_input"] != false || cfg["relative_attention"] != true {
+		t.Errorf("config.json: %s", raw)
+	}
+	checkLoadsBack(t, p, out)
+}
+
+// TestStartFamilyModelFolders: a folder of one family starts that family's recipe and no other;
+// BERT's recipe points a folder of another family to its own.
+func TestStartFamilyModelFolders(t *testing.T) {
+	p, out := recipeRun(t, bert.FamilyRoBERTa, 2)
+	m, tok, _, err := StartFamilyModel(bert.FamilyRoBERTa, out, "", "", "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.WordEmb.Data, p.Model.WordEmb.Data) || tok == nil {
+		t.Error("the RoBERTa folder did not start its recipe with its weights and tokenizer")
+	}
+	for _, tc := range []struct {
+		fam  bert.Family
+		want string
+	}{{bert.FamilyALBERT, "holds a roberta model, not albert"}, {bert.FamilyBERT, "--family roberta"}, {bert.FamilyELECTRA, "starts from a preset"}} {
+		if _, _, _, err := StartFamilyModel(tc.fam, out, "", "", "", 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s recipe from a RoBERTa folder: %v, want %q", tc.fam, err, tc.want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // Usage is the command's synopsis.
-const Usage = "bertlab family --out DIR [--quick | --full] [--variants bert,roberta,albert,electra] [--budget tokens|flops] [--amount N] [--preset tiny] ..."
+const Usage = "bertlab family --out DIR [--quick | --full] [--variants bert,roberta,albert,electra,distilbert,deberta] [--budget tokens|flops] [--amount N] [--preset tiny] [--teacher DIR] ..."
 
 // Command is `bertlab family`: it reads the flags in args, runs the experiment (Run) and
 // prints where the table, record and curves are; usage problems wrap cli.ErrUsage. A cancelled ctx stops it with the current
@@ -32,9 +32,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("family", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "output folder: family.md, family.json, the curves (PNG) and one folder per variant (checkpoints, final model in HF layout)")
-	quick := fs.Bool("quick", false, "the quick setting (Tiny, 64-token sequences, 24,576 tokens a variant from 300 documents, 48 held-out sequences: about a minute)")
-	full := fs.Bool("full", false, "the record's setting (Tiny, 128-token sequences, the FLOPs of 2,000 BERT steps of 8, the whole held-out text)")
-	variants := fs.String("variants", "", "comma-separated recipes to compare (default all: bert,roberta,albert,electra)")
+	quick := fs.Bool("quick", false, "the quick setting, the default (Tiny, 64-token sequences, 24,576 tokens a variant from 300 documents, 48 held-out sequences: about a minute)")
+	full := fs.Bool("full", false, "the record's setting (Tiny, 128-token sequences, 8.6e12 training FLOPs each: 2,000 BERT steps of 8 full sequences, the whole held-out text)")
+	variants := fs.String("variants", "", "comma-separated recipes to compare (default all: bert,roberta,albert,electra,distilbert,deberta)")
 	budget := fs.String("budget", "", "what every variant gets the same of: tokens or flops (training FLOPs counted from the shapes)")
 	amount := fs.Float64("amount", 0, "the budget per variant: tokens, or FLOPs (e.g. 2e14)")
 	preset := fs.String("preset", "", "model size of every variant: "+strings.Join(bert.PresetNames(), ", "))
@@ -48,6 +48,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	lr := fs.Float64("lr", 0, "peak learning rate of every variant (0: the setting's)")
 	evals := fs.Int("evals", 0, "held-out evaluations (and checkpoints) along each run (0: the setting's)")
 	seed := fs.Uint64("seed", 1, "seed of weights, instances, masks and order")
+	teacher := fs.String("teacher", DefaultVocab, "the BERT folder DistilBERT's student is distilled from (half its layers, its width)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -101,7 +102,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *lr != 0 {
 		c.LR = *lr
 	}
-	c.Seed = *seed
+	c.Seed, c.Teacher = *seed, *teacher
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

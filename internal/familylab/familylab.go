@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,19 +55,26 @@ type Config struct {
 	// end); checkpoints are written at the same steps.
 	Evals int    `json:"evals"`
 	Seed  uint64 `json:"seed"`
+	// Teacher is the model folder DistilBERT's student is distilled from (a BERT with an MLM
+	// head and Vocab's vocabulary); only a run with DistilBERT reads it.
+	Teacher string `json:"teacher,omitempty"`
 }
 
 // Quick is a setting that runs in about a minute on two cores: every recipe (BERT, RoBERTa,
-// ALBERT, ELECTRA) at Tiny size, 64-token sequences,
+// ALBERT, ELECTRA, DeBERTa at Tiny size; DistilBERT's student of the built-in model, half its
+// layers), 64-token sequences,
 // 24,576 tokens each from the first 300 documents, 4 evaluations on 48 held-out sequences.
 func Quick(vocab, trainFile, heldout string) Config {
-	return Config{Variants: train.RecipeFamilies, Preset: "tiny", Vocab: vocab, Train: []string{trainFile}, MaxDocs: 300,
+	return Config{Variants: train.RecipeFamilies, Preset: "tiny", Vocab: vocab, Teacher: vocab, Train: []string{trainFile}, MaxDocs: 300,
 		Heldout: heldout, HeldoutSeqs: 48, SeqLen: 64, Batch: 8, LR: 2e-3, WarmupFrac: 0.1, MaskProb: 0.15,
 		Budget: ByTokens, Amount: 24576, Evals: 4, Seed: 1}
 }
 
-// Full is the setting of the record: Tiny models, 128-token sequences, the FLOPs of 2,000 BERT
-// steps of 8 sequences, 10 evaluations on the whole held-out text.
+// Full is the setting of the record: Tiny models, 128-token sequences, 8.6·10¹² training FLOPs
+// each (2,000 BERT Tiny steps of 8 full 128-token sequences; on tinydata, whose BERT pairs are
+// shorter, BERT takes about 3,500 steps, 1.1 M tokens, RoBERTa about 2,200 steps, 1.9 M tokens,
+// DistilBERT's student of the built-in model about 420), 10 evaluations on the whole held-out
+// text.
 func Full(vocab, trainFile, heldout string) Config {
 	c := Quick(vocab, trainFile, heldout)
 	c.MaxDocs, c.HeldoutSeqs, c.SeqLen, c.Evals = 0, 0, 128, 10
@@ -102,6 +110,9 @@ func (c Config) Validate() error {
 	}
 	seen := map[bert.Family]bool{}
 	for _, v := range c.Variants {
+		if v.Is(bert.FamilyDistilBERT) && c.Teacher == "" {
+			return errors.New("family: distilbert needs a teacher folder")
+		}
 		if _, err := train.ParseRecipeFamily(string(v)); err != nil {
 			return fmt.Errorf("family: %w", err)
 		}
@@ -157,10 +168,15 @@ type Result struct {
 	// earlier sessions are not in it: Resumed says so).
 	Seconds float64 `json:"seconds"`
 	Resumed bool    `json:"resumed,omitempty"`
-	Final   Point   `json:"final"` // the last evaluation
-	Train   []Point `json:"train"` // every step
-	Evals   []Point `json:"evals"` // every evaluation
-	Folder  string  `json:"folder"`
+	// Final is the last evaluation. ELECTRA's held-out masked-LM figures there are its
+	// discriminator's with a masked-LM head fine-tuned ProbeSteps steps (probeDiscriminator);
+	// Generator holds its generator's at the end of the run.
+	Final      Point   `json:"final"`
+	ProbeSteps int     `json:"probe_steps,omitempty"`
+	Generator  *Point  `json:"generator,omitempty"`
+	Train      []Point `json:"train"` // every step
+	Evals      []Point `json:"evals"` // every evaluation
+	Folder     string  `json:"folder"`
 }
 
 // Record is the experiment's JSON record (RecordFile): its settings and every finished run.
@@ -276,7 +292,7 @@ func readDocs(paths []string, maxDocs int, tok *tokenizer.Tokenizer) ([]train.To
 // plan walks the data as training will see it, batch by batch, and returns the fewest steps
 // whose tokens or FLOPs (as the budget counts) reach the budget, with the cumulative tokens and
 // FLOPs after each step (index 0: before the first).
-func plan(c Config, mc bert.Config, data *train.PretrainData) (steps int, tokens []int64, flops []float64, err error) {
+func plan(c Config, mc bert.Config, teacher *bert.Model, data *train.PretrainData) (steps int, tokens []int64, flops []float64, err error) {
 	tokens, flops = []int64{0}, []float64{0}
 	pos := train.Position{}
 	const maxSteps = 1 << 24
@@ -288,7 +304,11 @@ func plan(c Config, mc bert.Config, data *train.PretrainData) (steps int, tokens
 			return 0, nil, nil, err
 		}
 		tokens = append(tokens, tokens[len(tokens)-1]+int64(b.Tokens))
-		flops = append(flops, flops[len(flops)-1]+train.StepFLOPs(mc, b))
+		f := train.StepFLOPs(mc, b)
+		if teacher != nil { // the teacher's forward for its targets, at the masked positions
+			f += train.ForwardFLOPs(teacher.Config, b.B, b.S, nPredicted(b), false)
+		}
+		flops = append(flops, flops[len(flops)-1]+f)
 		n := len(tokens) - 1
 		if c.Budget == ByTokens && float64(tokens[n]) >= c.Amount || c.Budget == ByFLOPs && flops[n] >= c.Amount {
 			return n, tokens, flops, nil
@@ -310,11 +330,23 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 	if err != nil {
 		return nil, err
 	}
-	mc, err := train.FamilyConfig(fam, c.Preset, tok)
-	if err != nil {
+	var teacher, student *bert.Model
+	var mc bert.Config
+	if fam.Is(bert.FamilyDistilBERT) {
+		// The student is half its teacher, whatever the preset: DistilBERT's claim is about that.
+		tf, err := hf.LoadFolder(c.Teacher)
+		if err != nil {
+			return nil, fmt.Errorf("teacher: %w", err)
+		}
+		teacher = tf.Model
+		if student, err = train.NewDistilStudent(teacher); err != nil {
+			return nil, err
+		}
+		mc = student.Config
+	} else if mc, err = train.FamilyConfig(fam, c.Preset, tok); err != nil {
 		return nil, err
 	}
-	steps, tokens, flops, err := plan(c, mc, data)
+	steps, tokens, flops, err := plan(c, mc, teacher, data)
 	if err != nil {
 		return nil, err
 	}
@@ -333,11 +365,22 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 		}
 		fmt.Fprintf(log, "%s: resuming from %s at step %d of %d\n", fam, latest, p.State.Step, steps)
 	} else {
-		m, err := bert.NewRandom(mc, train.RecipeHeads(fam), c.Seed)
+		m := student
+		if m == nil {
+			if m, err = bert.NewRandom(mc, train.RecipeHeads(fam), c.Seed); err != nil {
+				return nil, err
+			}
+		}
+		if p, err = train.NewRecipePretrainer(fam, m, tok, data, pc, c.Seed); err != nil {
+			return nil, err
+		}
+	}
+	if teacher != nil {
+		t, err := train.NewTeacher(teacher, p.Model, train.DistilBERTWeights)
 		if err != nil {
 			return nil, err
 		}
-		if p, err = train.NewRecipePretrainer(fam, m, tok, data, pc, c.Seed); err != nil {
+		if err := p.Distil(t); err != nil {
 			return nil, err
 		}
 	}
@@ -385,6 +428,16 @@ func runVariant(ctx context.Context, c Config, fam bert.Family, tok *tokenizer.T
 		return nil, errors.New("no evaluation in the run's history")
 	}
 	r.Final = r.Evals[len(r.Evals)-1]
+	if p.Generator != nil {
+		fmt.Fprintf(log, "%s: fine-tuning a masked-LM head on the discriminator for %d steps\n", fam, probeSteps(steps))
+		pt, err := probeDiscriminator(ctx, c, p.Model, tok, data, heldout, steps, dir)
+		if err != nil {
+			return nil, err
+		}
+		gen := r.Final
+		r.Generator, r.Final.Accuracy, r.Final.Top5, r.Final.Perplexity = &gen, pt.Accuracy, pt.Top5, pt.Perplexity
+		r.ProbeSteps = pt.Step
+	}
 	return r, nil
 }
 
@@ -400,6 +453,17 @@ func pointOf(e train.Event) Point {
 	pt.Accuracy, pt.Top5, pt.Perplexity = m[pre+"mlm_accuracy"], m[pre+"mlm_top5"], m[pre+"perplexity"]
 	pt.RTDAccuracy, pt.ReplacedProb, pt.OriginalProb = m["rtd_accuracy"], m["rtd_replaced_prob"], m["rtd_original_prob"]
 	return pt
+}
+
+// nPredicted counts the batch's masked positions.
+func nPredicted(b train.PretrainBatch) int {
+	n := 0
+	for _, y := range b.MLMLabels {
+		if y != bert.IgnoreIndex {
+			n++
+		}
+	}
+	return n
 }
 
 // generatorParams counts ELECTRA's generator's parameters that are not the discriminator's (0
@@ -444,14 +508,31 @@ func readRecord(out string, c Config) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec, err := parseRecord(data, c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// parseRecord reads a record (RecordFile) that must be of the settings c: its results are of
+// distinct variants of c.
+func parseRecord(data []byte, c Config) (*Record, error) {
 	var rec Record
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	was, _ := json.Marshal(rec.Config)
 	now, _ := json.Marshal(c)
 	if string(was) != string(now) {
-		return nil, fmt.Errorf("%s holds an experiment with other settings (%s); choose another folder", out, was)
+		return nil, fmt.Errorf("an experiment with other settings (%s); choose another folder", was)
+	}
+	seen := map[bert.Family]bool{}
+	for i, r := range rec.Results {
+		if !slices.Contains(c.Variants, r.Family) || seen[r.Family] {
+			return nil, fmt.Errorf("result %d: variant %q is not one of the settings' %v, or given twice", i, r.Family, c.Variants)
+		}
+		seen[r.Family] = true
 	}
 	return &rec, nil
 }

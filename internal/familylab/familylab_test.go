@@ -194,7 +194,7 @@ func TestPlanFLOPs(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := map[bert.Family]int{}
-	for _, fam := range train.RecipeFamilies {
+	for _, fam := range []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT, bert.FamilyELECTRA} {
 		dc := train.DefaultData(c.SeqLen, c.Seed)
 		if err := train.ApplyRecipe(fam, &dc); err != nil {
 			t.Fatal(err)
@@ -207,7 +207,7 @@ func TestPlanFLOPs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _, flops, err := plan(c, mc, data)
+		n, _, flops, err := plan(c, mc, nil, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,8 @@ func TestConfigValidate(t *testing.T) {
 	for name, mod := range map[string]func(*Config){
 		"no variant":    func(c *Config) { c.Variants = nil },
 		"twice":         func(c *Config) { c.Variants = []bert.Family{bert.FamilyBERT, bert.FamilyBERT} },
-		"distilbert":    func(c *Config) { c.Variants = []bert.Family{bert.FamilyDistilBERT} },
+		"mpnet":         func(c *Config) { c.Variants = []bert.Family{"mpnet"} },
+		"no teacher":    func(c *Config) { c.Teacher = "" },
 		"budget kind":   func(c *Config) { c.Budget = "steps" },
 		"zero budget":   func(c *Config) { c.Amount = 0 },
 		"preset":        func(c *Config) { c.Preset = "huge" },
@@ -248,9 +249,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestFamilyElectra runs ELECTRA alone on a small budget: its record holds the generator's
-// masked-LM figures and the discriminator's, FLOPs counted with the generator, and the folders
-// load back.
+// TestFamilyElectra runs ELECTRA alone on a small budget: its record holds the held-out figures
+// of its discriminator with a fine-tuned masked-LM head (whose folder scores them again), its
+// generator's and the discriminator's own, FLOPs counted with the generator, and the folders load
+// back.
 func TestFamilyElectra(t *testing.T) {
 	out := t.TempDir()
 	c := Quick(testVocab, testTrain, testHeldout)
@@ -264,13 +266,33 @@ func TestFamilyElectra(t *testing.T) {
 	if r.Architecture != "ElectraForPreTraining" || r.GeneratorParams == 0 || r.Final.Accuracy == 0 || r.Final.RTDAccuracy == 0 || r.Final.ReplacedProb == 0 {
 		t.Errorf("electra result: %+v", r)
 	}
-	if !strings.Contains(Table(rec), "(generator)") {
-		t.Error("the table does not say ELECTRA's masked-LM figures are its generator's")
+	if !strings.Contains(Table(rec), "MLM head fine-tuned") || r.Generator == nil || r.ProbeSteps != 10 {
+		t.Error("the table does not say how ELECTRA's discriminator was measured")
 	}
-	for _, dir := range []string{r.Folder, filepath.Join(r.Folder, train.GeneratorFolder)} {
+	for _, dir := range []string{r.Folder, filepath.Join(r.Folder, train.GeneratorFolder), filepath.Join(r.Folder, ProbeFolder)} {
 		if _, err := hf.LoadFolder(dir); err != nil {
 			t.Error(err)
 		}
+	}
+	// The probe's folder scores the recorded figures on the held-out set.
+	pf, err := hf.LoadFolder(filepath.Join(r.Folder, ProbeFolder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tokenizer.LoadDir(testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldout, _, err := train.MLMEvalInstances(tk, testHeldout, train.MLMEvalConfig{SeqLen: c.SeqLen, Seed: c.Seed, MaskProb: c.MaskProb}, c.SeqLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := train.EvaluateMLM(pf.Model, heldout[:c.HeldoutSeqs], tk.PadID(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm.Accuracy != r.Final.Accuracy || pm.Top5 != r.Final.Top5 {
+		t.Errorf("probe folder scores %.4f / %.4f, the record %.4f / %.4f", pm.Accuracy, pm.Top5, r.Final.Accuracy, r.Final.Top5)
 	}
 	// The FLOPs are ELECTRA's (generator and discriminator), not a plain BERT step's.
 	tok, err := tokenizer.LoadDir(testVocab)
@@ -285,5 +307,71 @@ func TestFamilyElectra(t *testing.T) {
 	bertPerToken := 3 * train.ForwardFLOPs(mc, 1, c.SeqLen, 0, false) / float64(c.SeqLen)
 	if !(perToken > bertPerToken) {
 		t.Errorf("%.3g FLOPs a token, no more than the discriminator's body alone (%.3g)", perToken, bertPerToken)
+	}
+}
+
+// TestFamilyDistilBERT runs DistilBERT alone on a small budget: the student of the built-in model
+// (4 layers of 256) has its layers 0 and 2, the FLOPs count the teacher's forward passes, and the
+// folder loads back with the recorded held-out figures.
+func TestFamilyDistilBERT(t *testing.T) {
+	out := t.TempDir()
+	c := Quick(testVocab, testTrain, testHeldout)
+	c.Variants, c.Amount, c.Evals, c.MaxDocs, c.HeldoutSeqs = []bert.Family{bert.FamilyDistilBERT}, 3000, 1, 40, 16
+	rec, err := Run(context.Background(), c, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rec.Results[0]
+	t.Logf("\n%s", Table(rec))
+	if r.Architecture != "DistilBertForMaskedLM" || r.Blocks != 2 || r.Hidden != 256 {
+		t.Errorf("distilbert result: %s, %d blocks of %d", r.Architecture, r.Blocks, r.Hidden)
+	}
+	// The FLOPs with the teacher's forward passes exceed the student's own steps'.
+	tok, err := tokenizer.LoadDir(testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := readDocs(c.Train, c.MaxDocs, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := train.DefaultData(c.SeqLen, c.Seed)
+	dc.Masking.Prob, dc.Masking.MaxPredictions = c.MaskProb, 10
+	if err := train.ApplyRecipe(bert.FamilyDistilBERT, &dc); err != nil {
+		t.Fatal(err)
+	}
+	data, err := train.NewPretrainData(tok, docs, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := hf.LoadFolder(testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := train.NewDistilStudent(tf.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, own, err := plan(c, s.Config, nil, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r.FLOPs > own[r.Steps]) {
+		t.Errorf("%g FLOPs recorded, the student's own steps alone %g: the teacher's passes are not counted", r.FLOPs, own[r.Steps])
+	}
+	f, err := hf.LoadFolder(r.Folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldout, _, err := train.MLMEvalInstances(tok, testHeldout, train.MLMEvalConfig{SeqLen: c.SeqLen, Seed: c.Seed, MaskProb: c.MaskProb}, c.SeqLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := train.EvaluateMLM(f.Model, heldout[:c.HeldoutSeqs], tok.PadID(), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Accuracy != r.Final.Accuracy {
+		t.Errorf("loaded folder scores %.4f, the record %.4f", m.Accuracy, r.Final.Accuracy)
 	}
 }

@@ -29,7 +29,7 @@ func Table(rec *Record) string {
 		params, gen := human.Commas(r.Params), ""
 		if r.GeneratorParams > 0 {
 			params += " (+" + human.Commas(r.GeneratorParams) + " generator)"
-			gen = " (generator)"
+			gen = fmt.Sprintf(" (MLM head fine-tuned %d steps)", r.ProbeSteps)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%%%s | %.2f%% | %.1f |\n",
 			r.Family, r.Architecture, params, r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
@@ -37,15 +37,17 @@ func Table(rec *Record) string {
 			r.Final.Perplexity)
 	}
 	for _, r := range rec.Results {
-		if r.GeneratorParams > 0 {
-			fmt.Fprintf(&b, "\n%s's discriminator has no masked-LM head: its held-out figures above are its generator's. On the "+
-				"held-out text corrupted by the generator's samples the discriminator calls %.2f%% of the tokens right and gives "+
-				"P(replaced) %.3f on average to replaced tokens, %.3f to original ones. (The paper compares discriminators by "+
-				"fine-tuning them; this table does not.)\n", r.Family, 100*r.Final.RTDAccuracy, r.Final.ReplacedProb, r.Final.OriginalProb)
+		if r.GeneratorParams > 0 && r.Generator != nil {
+			fmt.Fprintf(&b, "\n%s's discriminator has no masked-LM head: its held-out figures above are those of a copy of it with "+
+				"BERT's masked-LM head (random, decoder tied to its embeddings) fine-tuned, whole, for %d steps of the same data "+
+				"(not counted in the budget). Its generator ends at %.2f%% top-1 (the curves). On held-out text corrupted by the "+
+				"generator's samples the discriminator calls %.2f%% of the tokens right and gives P(replaced) %.3f on average to "+
+				"replaced tokens, %.3f to original ones.\n", r.Family, r.ProbeSteps, 100*r.Generator.Accuracy,
+				100*r.Final.RTDAccuracy, r.Final.ReplacedProb, r.Final.OriginalProb)
 		}
 	}
 	b.WriteString("\nTraining FLOPs count the matrix products of the forward and backward passes from the shapes " +
-		"(train.StepFLOPs; ELECTRA's count its generator too); the loss curves show the masked-LM loss alone (the sentence " +
+		"(train.StepFLOPs; ELECTRA's count its generator too, DistilBERT's its teacher's forward passes); the loss curves show the masked-LM loss alone (the sentence " +
 		"task's and ELECTRA's discriminator's are apart; ELECTRA's is its generator's).\n\n")
 	for _, f := range Curves {
 		fmt.Fprintf(&b, "![%s](%s)\n", strings.TrimSuffix(f, ".png"), f)

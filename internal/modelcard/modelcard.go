@@ -4,6 +4,7 @@
 package modelcard
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/pipeline"
@@ -480,6 +482,36 @@ type modelCard struct {
 	Recipe, Extra   string
 }
 
+// familyWords name a model's family for the card.
+type familyWords struct {
+	name, arch, desc string // "RoBERTa", its HF class, the architecture row
+}
+
+// familyOf describes m's family: its name, the HF class of its folder (config.json's
+// architectures, else BertForPreTraining) and what sets its architecture apart.
+func familyOf(m *bert.Model) familyWords {
+	c := m.Config
+	fw := familyWords{name: "BERT", arch: "BertForPreTraining", desc: "BERT (post-LayerNorm encoder, masked-LM head tied to the word embeddings)"}
+	var archs []string
+	if raw, ok := c.Extra["architectures"]; ok && json.Unmarshal(raw, &archs) == nil && len(archs) > 0 {
+		fw.arch = archs[0]
+	}
+	switch c.FamilyOf() {
+	case bert.FamilyRoBERTa:
+		fw.name, fw.desc = "RoBERTa", "RoBERTa (BERT's post-LayerNorm encoder, positions counted from pad_token_id+1, one token type, masked-LM head tied to the word embeddings, no pooler)"
+	case bert.FamilyALBERT:
+		fw.name, fw.desc = "ALBERT", fmt.Sprintf("ALBERT (embeddings of size %d projected to the hidden size, %d blocks sharing %d layer(s), masked-LM head back down to %d and tied, sentence-order head)",
+			c.EmbDim(), c.NumHiddenLayers, c.NumLayers(), c.EmbDim())
+	case bert.FamilyELECTRA:
+		fw.name, fw.desc = "ELECTRA", "ELECTRA's discriminator (BERT's encoder with a replaced-token detection head; its generator, which shares its embeddings, in generator/)"
+	case bert.FamilyDistilBERT:
+		fw.name, fw.desc = "DistilBERT", "DistilBERT (no token types, no pooler, masked-LM head tied to the word embeddings)"
+	case bert.FamilyDeBERTaV2:
+		fw.name, fw.desc = "DeBERTa-v2", "DeBERTa-v2 (disentangled attention: content-to-position and position-to-content terms from shared relative embeddings, no absolute positions, masked-LM head tied to the word embeddings)"
+	}
+	return fw
+}
+
 // markdown writes the model card.
 func (c modelCard) markdown() string {
 	var b strings.Builder
@@ -492,15 +524,21 @@ func (c modelCard) markdown() string {
 	if c.Note != "" {
 		p("> **%s**\n\n", c.Note)
 	}
-	p("A small BERT (%d layers, hidden size %d) pre-trained from scratch by bertlab, in pure Go, on the\n", mc.NumHiddenLayers, mc.HiddenSize)
+	fw := familyOf(m)
+	p("A small %s (%d layers, hidden size %d) pre-trained from scratch by bertlab, in pure Go, on the\n", fw.name, mc.NumHiddenLayers, mc.HiddenSize)
 	p("English text that the repository carries (tinydata; the files under \"Data\"). It is bertlab's\n")
 	p("built-in model, the one the page and\n")
 	p("`bertlab fill-mask` use when no other model is given. It is a HuggingFace model folder:\n")
-	p("`BertForPreTraining.from_pretrained(...)` and `BertTokenizer.from_pretrained(...)` load it.\n\n")
+	p("`%s.from_pretrained(...)` and `BertTokenizer.from_pretrained(...)` load it.\n\n", fw.arch)
+	if fw.name != "BERT" {
+		p("It follows %s's pre-training recipe (`bertlab pretrain --family %s`) with BERT's WordPiece\n", fw.name, mc.FamilyOf())
+		p("vocabulary: config.json and tokenizer_config.json name `tokenizer_class` `BertTokenizer`, so that\n")
+		p("transformers' AutoTokenizer reads vocab.txt rather than looking for the family's own tokenizer files.\n\n")
+	}
 
 	p("## Model\n\n")
 	p("| | |\n|---|---|\n")
-	p("| architecture | BERT (post-LayerNorm encoder, masked-LM head tied to the word embeddings) |\n")
+	p("| architecture | %s |\n", fw.desc)
 	p("| layers, hidden size, heads, intermediate size | %d, %d, %d, %d |\n", mc.NumHiddenLayers, mc.HiddenSize, mc.NumAttentionHeads, mc.IntermediateSize)
 	p("| vocabulary | %d WordPiece tokens, lowercased, accents stripped (`bertlab vocab`) |\n", mc.VocabSize)
 	p("| positions | %d (trained on sequences of at most %s tokens) |\n", mc.MaxPositionEmbeddings, orDash(c.Meta["max_seq_length"]))
@@ -508,7 +546,7 @@ func (c modelCard) markdown() string {
 	p("| parameters | %s |\n", human.Commas(m.NumParams()))
 	p("| weights | `%s`, %s, %s |\n", hf.WeightsFile, c.DType, human.Bytes(c.Size))
 	p("| heads | %s |\n\n", strings.Join(m.HeadNames(), ", "))
-	if c.Meta["sentence_task"] == "none" {
+	if c.Meta["sentence_task"] == "none" && fw.name == "BERT" {
 		p("Trained on masked LM only (no next-sentence prediction), so the NSP head, never trained, is\n")
 		p("left out (`BertForMaskedLM`); the pooler keeps its random initial weights, and fine-tuning\n")
 		p("trains it with the task head.\n\n")

@@ -23,6 +23,7 @@ func TestPretrainFamily(t *testing.T) {
 		{"roberta", "RobertaForMaskedLM", "none, dynamic masking", []string{"mlm"}},
 		{"albert", "AlbertForPreTraining", "sentence-order, static ×1 masking", []string{"pooler", "mlm", "nsp"}},
 		{"electra", "ElectraForPreTraining", "none, dynamic masking", []string{"rtd"}},
+		{"deberta-v2", "DebertaV2ForMaskedLM", "none, dynamic masking", []string{"mlm"}},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")

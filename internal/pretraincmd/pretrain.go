@@ -54,7 +54,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed: initial weights, instances, masks, order, dropout")
 	noNSP := fs.Bool("no-nsp", false, "no next-sentence prediction: full sentences packed into one segment (RoBERTa)")
 	sop := fs.Bool("sop", false, "sentence-order prediction instead of next-sentence prediction (ALBERT)")
-	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); electra (a generator a quarter wide sharing the embeddings, its samples detected by the discriminator; an ElectraForPreTraining, the generator in generator/); distilbert (a student of --teacher's every other layer, 5·soft targets at T 2 + 2·masked LM + 1·cosine; a DistilBertForMaskedLM); every one keeps the WordPiece vocabulary")
+	family := fs.String("family", "bert", "the recipe: bert (masked LM + NSP); roberta (full sentences packed across documents, dynamic masks, no NSP; a RobertaForMaskedLM); albert (sentence order, embedding_size below the hidden size, one layer shared by every block; an AlbertForPreTraining); electra (a generator a quarter wide sharing the embeddings, its samples detected by the discriminator; an ElectraForPreTraining, the generator in generator/); distilbert (a student of --teacher's every other layer, 5·soft targets at T 2 + 2·masked LM + 1·cosine; a DistilBertForMaskedLM); deberta (disentangled attention, relative positions only, masked LM; a DebertaV2ForMaskedLM); every one keeps the WordPiece vocabulary")
 	wholeWord := fs.Bool("whole-word", false, "whole-word masking: a word's WordPiece pieces are masked together")
 	dynamic := fs.Bool("dynamic", false, "dynamic masking: new masks every epoch (RoBERTa)")
 	dupe := fs.Int("dupe-factor", 1, "static masking: how many differently masked copies of each instance")
@@ -83,20 +83,25 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fam, err := train.ParseRecipeFamily(*family)
+	if err != nil {
+		return cli.UsageErr("--family: %v", err)
+	}
+	distil, plain := fam.Is(bert.FamilyDistilBERT), fam.Is(bert.FamilyBERT)
 	switch {
 	case len(pos) > 0:
 		return cli.UsageErr("unexpected argument %q; %s", cli.OneLine(pos[0]), pretrainUsage)
 	case len(data) == 0 || *out == "":
 		return cli.UsageErr("%s", pretrainUsage)
-	case *family == "distilbert" && !*resume && (*teacherDir == "" || *model != "" || *preset != ""):
+	case distil && !*resume && (*teacherDir == "" || *model != "" || *preset != ""):
 		return cli.UsageErr("--family distilbert makes its student from --teacher DIR (a BERT with an MLM head): give --teacher, not --model or --preset")
-	case *family != "distilbert" && !*resume && (*model == "") == (*preset == ""):
+	case !distil && !*resume && (*model == "") == (*preset == ""):
 		return cli.UsageErr("give one of --model DIR or --preset NAME (with --vocab DIR); %s", pretrainUsage)
 	case *preset != "" && *vocab == "":
 		return cli.UsageErr("--preset needs --vocab DIR (the vocabulary sets the model's vocab_size)")
 	case *noNSP && *sop:
 		return cli.UsageErr("--no-nsp and --sop exclude each other")
-	case *family != "bert" && (*noNSP || *sop || *dynamic):
+	case !plain && (*noNSP || *sop || *dynamic):
 		return cli.UsageErr("--family %s sets the sentence task and the masking: leave out --no-nsp, --sop and --dynamic", *family)
 	case *steps < 1 || *batch < 1 || *accum < 1 || *batch%*accum != 0:
 		return cli.UsageErr("--steps %d, --batch %d, --accum %d: want positive counts, the batch a multiple of --accum", *steps, *batch, *accum)
@@ -126,11 +131,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		dc.Masking.MaxPredictions = max(1, int(math.Ceil(*maskProb*float64(*seq))))
 	}
 	dc.Dynamic, dc.DupeFactor = *dynamic, *dupe
-	fam, err := train.ParseRecipeFamily(*family)
-	if err != nil {
-		return cli.UsageErr("--family: %v", err)
-	}
-	if !fam.Is(bert.FamilyBERT) {
+	if !plain {
 		if err := train.ApplyRecipe(fam, &dc); err != nil {
 			return err
 		}

@@ -8,7 +8,10 @@
 #     mean cross-entropy over the labels not -100.
 #   ElectraForPreTraining: embeddings_project, the discriminator head; loss the mean binary
 #     cross-entropy with logits over the attended tokens (labels 1 = replaced).
-#   ElectraForMaskedLM: the generator head (exact GELU, tied decoder); masked-LM loss. It writes familyref.py's files (without
+#   ElectraForMaskedLM: the generator head (exact GELU, tied decoder); masked-LM loss.
+#   DebertaV2ForMaskedLM: disentangled attention (c2p and p2c through the layers' key and query
+#     maps of the shared relative embeddings, log buckets, their LayerNorm), padding rows zeroed;
+#     masked-LM loss. It writes familyref.py's files (without
 # intermediates.safetensors) and
 #   grads.safetensors   d loss / d every parameter under the names of model.safetensors (F32)
 # Fixtures:
@@ -17,6 +20,10 @@
 #                         embedding_size 24
 #   electra-grads-discriminator  embedding_size 16 below hidden 48, hidden_act gelu
 #   electra-grads-generator      embedding_size 48 (no projection), hidden_act gelu_new
+#   deberta-grads-mlm            c2p and p2c, position_buckets 8 up to 16, norm_rel_ebd layer_norm, no
+#                                absolute positions, no token types
+#   deberta-grads-c2p            c2p only, no buckets, max_relative_positions 6 (clamped offsets),
+#                                absolute positions, two token types
 #
 #   /usr/bin/python3 scripts/familyref/familygrads.py core/bert/testdata
 # Padding: sequence 1 is padded after 7 tokens; padded keys get probability 0 exactly, so the
@@ -86,3 +93,7 @@ if __name__ == "__main__":
              hidden_act="gelu")
     grads_of(fr.electra, os.path.join(root, "electra-grads-generator"), 24, discriminator=False, E=fr.HID,
              hidden_act="gelu_new")
+    grads_of(fr.deberta, os.path.join(root, "deberta-grads-mlm"), 26, mlm=True, buckets=8, max_rel=16,
+             att=["p2c", "c2p"], norm_rel=True, biased=False, types_n=0)
+    grads_of(fr.deberta, os.path.join(root, "deberta-grads-c2p"), 27, mlm=True, buckets=-1, max_rel=6, att=["c2p"],
+             norm_rel=False, biased=True, types_n=2)

@@ -145,6 +145,20 @@ func TestFamilyViews(t *testing.T) {
 	// The discriminator is loaded last: "Replaced?".
 	_, e := familyFolder(t, "electra-tiny-discriminator")
 	checkReplaced(t, ctx, e)
+
+	// On a phone's screen the view (and the family card) stay within its width.
+	const phoneWidth = 390
+	do(t, ctx, 10*time.Second, "a phone's screen", chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile))
+	for _, tab := range []string{"replaced", "models"} {
+		do(t, ctx, 10*time.Second, "the "+tab+" tab", chromedp.Click(chromedp.CSS(`button[data-tab="`+tab+`"]`)))
+		wait(t, ctx, 10*time.Second, "the view", settled)
+		time.Sleep(200 * time.Millisecond)
+		if w := eval[float64](t, ctx, `Math.max(document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth)`); w > phoneWidth {
+			wide := eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > `+itoa(phoneWidth)+` + 0.5).slice(0, 12).map(e => e.tagName.toLowerCase() + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`)
+			t.Errorf("%s scrolls sideways on a %d px screen: %.0f px wide; sticking out: %v", tab, phoneWidth, w, wide)
+		}
+		screenshot(t, ctx, "family-"+tab+"-phone")
+	}
 }
 
 // checkFamilyPipelines runs the views every family with an MLM head shares on the loaded
@@ -154,10 +168,14 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	t.Helper()
 	const text = "the chef cooked the meal"
 	do(t, ctx, 10*time.Second, fixture+": the mask view", chromedp.Click(chromedp.CSS(`button[data-tab="mask"]`)))
-	do(t, ctx, 30*time.Second, fixture+": typing a sentence",
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
-		chromedp.SendKeys(chromedp.CSS("#text"), text),
-		chromedp.KeyEvent(kb.Enter))
+	// Another sentence first: a new sentence clears the masks the previous family's left.
+	for _, s := range []string{"the cat sat", text} {
+		do(t, ctx, 30*time.Second, fixture+": typing a sentence",
+			chromedp.Evaluate[chromedp.Void](`(() => { const t = document.querySelector('#text'); t.focus(); t.value = ''; t.dispatchEvent(new Event('input', {bubbles: true})); })()`),
+			chromedp.SendKeys(chromedp.CSS("#text"), s),
+			chromedp.KeyEvent(kb.Enter))
+		wait(t, ctx, 30*time.Second, fixture+": the sentence", settled+` && location.hash.includes(`+jsString("text="+strings.ReplaceAll(s, " ", "%20"))+`)`)
+	}
 	wait(t, ctx, 30*time.Second, fixture+": the words", settled+` && [...document.querySelectorAll('button.word')].map(b => b.textContent.trim()).join(' ') === `+jsString(text))
 	do(t, ctx, 10*time.Second, fixture+": masking cooked", chromedp.Click(chromedp.CSS(`button.word[data-word="2"]`)))
 	wait(t, ctx, 30*time.Second, fixture+": predictions", settled+` && document.querySelectorAll('.card[data-mask="2"]:not(.stale) .pred').length === 5`)
@@ -179,6 +197,14 @@ func checkFamilyPipelines(t *testing.T, ctx context.Context, e *engine.Engine, f
 	wait(t, ctx, 60*time.Second, fixture+": the attributions", settled+` && document.querySelector('[data-role="attrs"]')`)
 	if msg := eval[string](t, ctx, `[...document.querySelectorAll('.error, [data-role="why-empty"]')].map(e => e.textContent).join(' | ')`); msg != "" {
 		t.Errorf("%s: errors on the page: %s", fixture, msg)
+	}
+	// ALBERT's shared layers and DeBERTa take no head mask: the heads' grid gives way to a note.
+	noMask := strings.HasPrefix(fixture, "albert") || strings.HasPrefix(fixture, "deberta")
+	if shared := eval[bool](t, ctx, `!!document.querySelector('[data-role="abl-unsupported"]')`); shared != noMask {
+		t.Errorf("%s: the note that heads cannot be switched off shown %v", fixture, shared)
+	}
+	if fixture == "albert-tiny-random" {
+		screenshot(t, ctx, "family-albert-why")
 	}
 }
 
@@ -213,7 +239,7 @@ func checkSplitAttention(t *testing.T, ctx context.Context, e *engine.Engine) {
 	do(t, ctx, 10*time.Second, "the attention view", chromedp.Click(chromedp.CSS(`button[data-tab="attention"]`)))
 	// A sentence of our own: the maps read it without masks.
 	do(t, ctx, 30*time.Second, "typing a sentence",
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#text').select()`),
+		chromedp.Evaluate[chromedp.Void](`(() => { const t = document.querySelector('#text'); t.focus(); t.value = ''; t.dispatchEvent(new Event('input', {bubbles: true})); })()`),
 		chromedp.SendKeys(chromedp.CSS("#text"), text),
 		chromedp.KeyEvent(kb.Enter))
 	maps := `document.querySelectorAll('[data-role="split-attention"] .splitmap canvas')`

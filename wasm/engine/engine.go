@@ -29,6 +29,7 @@
 //	bertlab.trainPredict(text) -> engine.TaskPrediction of the run's model (fill-mask for "mlm")
 //	bertlab.trainExport() -> {"name":"bertlab-TASK.zip","zip":base64}: the model as an HF folder
 //	bertlab.replaced, bertlab.attentionParts: the family views' (family.go)
+//	bertlab.familyStart, familyStep, familyStop: the family lab's race (familylab.go)
 //
 // The page asks for one training step at a time, so that between steps the worker reads the
 // page's other messages (and the page can pause by not asking).
@@ -79,6 +80,7 @@ func Serve() {
 	api.Set("trainPredict", jsFunc(e.trainPredict))
 	api.Set("trainExport", jsFunc(e.trainExport))
 	serveFamily(e, api)
+	serveFamilyLab(e, api)
 	js.Global().Set("bertlab", api)
 	if ready := js.Global().Get("bertlabReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
