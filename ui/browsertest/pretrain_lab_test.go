@@ -237,7 +237,9 @@ func TestModelsFolderDrop(t *testing.T) {
 
 	drop := func(paths ...string) {
 		t.Helper()
-		box := eval[[]float64](t, ctx, `(() => { const r = document.querySelector('[data-role="dropzone"]').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
+		// The drop goes to a point of the viewport: the zone is scrolled into it first (the
+		// family card above it can push it below the fold).
+		box := eval[[]float64](t, ctx, `(() => { const z = document.querySelector('[data-role="dropzone"]'); z.scrollIntoView({block: 'center'}); const r = z.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
 		data := &input.DragData{Items: []*input.DragDataItem{}, Files: paths, DragOperationsMask: 1}
 		for _, typ := range []input.DispatchDragEventType{input.DispatchDragEventTypeDragEnter, input.DispatchDragEventTypeDragOver, input.DispatchDragEventTypeDrop} {
 			if _, err := chromedp.Call(ctx, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: box[0], Y: box[1], Data: data}); err != nil {
