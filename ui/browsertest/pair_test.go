@@ -131,7 +131,9 @@ func TestPairAttentionView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('.heatmap canvas'), r = c.getBoundingClientRect(); return [r.left, r.top, c.bertlabMargin, c.bertlabCell]; })()`)
+	// In view first: with more tabs the map's lower rows can sit below the window's fold, where a
+	// mouse event at their coordinates reaches nothing.
+	box := eval[[]float64](t, ctx, `(() => { const c = document.querySelector('.heatmap canvas'); c.scrollIntoView({block: 'center'}); const r = c.getBoundingClientRect(); return [r.left, r.top, c.bertlabMargin, c.bertlabCell]; })()`)
 	const row, col = 1, 2
 	do(t, ctx, 10*time.Second, "hovering the filtered heatmap",
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box[0]+box[2]+box[3]*(col+0.5), box[1]+box[2]+box[3]*(row+0.5)))
@@ -191,6 +193,8 @@ func TestPairAttentionView(t *testing.T) {
 
 	// Pointing at a token on the right keeps only the lines into it: what attends to it.
 	rl := eval[float64](t, ctx, `document.querySelector('.headview canvas').bertlabRightLeft`)
+	// Measured again: the first hover's readout may have moved the canvas.
+	hv = eval[[]float64](t, ctx, `(() => { const c = document.querySelector('.headview canvas'), r = c.getBoundingClientRect(); return [r.left, r.top, c.bertlabTop, c.bertlabRowH]; })()`)
 	do(t, ctx, 10*time.Second, "hovering a key of the head view",
 		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, hv[0]+rl+8, hv[1]+hv[2]+hv[3]*1.5))
 	wait(t, ctx, 10*time.Second, "one key's lines", `document.querySelector('[data-role="lines-readout"]').textContent.includes('is attended to most by')`)
