@@ -108,7 +108,7 @@ func (m *Model) mlmLabelled(a *Activations, labels []int) (rows, lab []int, ma *
 		copy(in.Row(i), a.Hidden.Data[r*H:(r+1)*H])
 	}
 	ma = &mlmActs{}
-	_, logits = m.mlmHead(in, len(rows), a.pass, ma)
+	_, logits = m.mlmHead(in, len(rows), a.pass, ma, nil)
 	return rows, lab, ma, logits
 }
 

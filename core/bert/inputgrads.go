@@ -162,7 +162,7 @@ func (m *Model) MLMHeadLogits(h *tensor.Tensor) (*tensor.Tensor, error) {
 		return nil, err
 	}
 	in := &tensor.Tensor{Shape: []int{n, m.Config.HiddenSize}, Data: h.Data}
-	_, logits := m.mlmHead(in, n, p, nil)
+	_, logits := m.mlmHead(in, n, p, nil, nil)
 	return logits, nil
 }
 
@@ -186,6 +186,6 @@ func (m *Model) MLMHeadBackward(h, dLogits *tensor.Tensor, g *Grads) (*tensor.Te
 	}
 	in := &tensor.Tensor{Shape: []int{n, m.Config.HiddenSize}, Data: h.Data}
 	var ma mlmActs
-	m.mlmHead(in, n, p, &ma)
+	m.mlmHead(in, n, p, &ma, nil)
 	return m.mlmHeadBackward(&ma, dLogits.Data, n, g.g), nil
 }
