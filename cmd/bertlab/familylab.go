@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	commands["family"] = command{"pre-train BERT, RoBERTa and ALBERT side by side on the same token or FLOP budget (the family lab), resumable",
+	commands["family"] = command{"pre-train BERT, RoBERTa, ALBERT, ELECTRA, DistilBERT and DeBERTa side by side on the same token or FLOP budget, then fine-tune each on the same tasks (the family lab), resumable",
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

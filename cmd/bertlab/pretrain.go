@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	commands["pretrain"] = command{"pre-train a BERT, RoBERTa or ALBERT (--family) on plain text, resumable",
+	commands["pretrain"] = command{"pre-train a BERT or one of its family (--family roberta, albert, electra, distilbert, deberta) on plain text, resumable",
 		func(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return pretraincmd.Run(args, stdout, stderr)
 		}}

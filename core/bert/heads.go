@@ -70,13 +70,27 @@ type TaskModel struct {
 // initialised as HF's _init_weights does: weights from N(0, initializer_range²), biases 0, from
 // a generator seeded with seed. labels name the classes of a classifier; QA takes none.
 func NewTaskModel(body *Model, task Task, labels []string, seed uint64) (*TaskModel, error) {
-	if _, err := ParseTask(string(task)); err != nil {
-		return nil, err
-	}
-	if fam := body.Config.Family; fam != "" && fam != FamilyBERT {
+	if fam := body.Config.Family; !fam.Is(FamilyBERT) {
 		// Their task heads differ from BERT's (RoBERTa's classifier has its own dense layer,
 		// DistilBERT's a pre_classifier, ...).
 		return nil, fmt.Errorf("%s: task heads of model_type %q are not supported yet (only bert's)", task, fam)
+	}
+	return newTaskModel(body, task, labels, seed)
+}
+
+// NewProbeTaskModel is NewTaskModel for a body of any family: BERT's head for task (the pooler
+// and classifier, or the token classifier) on it, the same head whatever the body, as the family
+// lab compares bodies on the same tasks. ELECTRA's replaced-token head is left out like the
+// other pre-training heads. The model trains and predicts as any TaskModel does, but only a
+// BERT body's is an HF task class: hf.SaveTaskFolder refuses the others (RoBERTa's classifier,
+// DistilBERT's pre_classifier, ... differ from BERT's).
+func NewProbeTaskModel(body *Model, task Task, labels []string, seed uint64) (*TaskModel, error) {
+	return newTaskModel(body, task, labels, seed)
+}
+
+func newTaskModel(body *Model, task Task, labels []string, seed uint64) (*TaskModel, error) {
+	if _, err := ParseTask(string(task)); err != nil {
+		return nil, err
 	}
 	n := len(labels)
 	if task == QuestionAnswering {
@@ -91,7 +105,7 @@ func NewTaskModel(body *Model, task Task, labels []string, seed uint64) (*TaskMo
 	}
 	c := body.Config
 	b := *body
-	b.MLM, b.NSP = nil, nil
+	b.MLM, b.NSP, b.RTD = nil, nil, nil
 	rng := rand.New(rand.NewPCG(seed, 0x68656164)) // "head"
 	normal := func(t *tensor.Tensor) {
 		for i := range t.Data {

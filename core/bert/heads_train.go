@@ -31,7 +31,7 @@ func (t *TaskModel) Check() error {
 		return fmt.Errorf("%s: needs the pooler (bert.pooler.dense)", t.Task)
 	case !t.Task.hasPooler() && t.Bert.Pooler != nil:
 		return fmt.Errorf("%s: has a pooler, which HF builds this task without", t.Task)
-	case t.Bert.MLM != nil || t.Bert.NSP != nil:
+	case t.Bert.MLM != nil || t.Bert.NSP != nil || t.Bert.RTD != nil:
 		return fmt.Errorf("%s: the body has pre-training heads", t.Task)
 	}
 	if p := t.ClassifierDropout(); !(p >= 0 && p < 1) {

@@ -222,6 +222,9 @@ func SaveTaskFolder(dir string, m *bert.TaskModel, tok *tokenizer.Tokenizer, opt
 	if err := m.Check(); err != nil {
 		return fmt.Errorf("save %s: %w", dir, err)
 	}
+	if fam := m.Bert.Config.Family; !fam.Is(bert.FamilyBERT) {
+		return fmt.Errorf("save %s: a %s body with BERT's %s head is a lab probe, not an HF task class of model_type %q", dir, fam.Name(), m.Task, fam)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save %s: %w", dir, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -23,7 +24,7 @@ const (
 )
 
 // Usage is the command's synopsis.
-const Usage = "bertlab family --out DIR [--quick | --full] [--variants bert,roberta,albert,electra,distilbert,deberta] [--budget tokens|flops] [--amount N] [--preset tiny] [--teacher DIR] ..."
+const Usage = "bertlab family --out DIR [--quick | --full] [--variants bert,roberta,albert,electra,distilbert,deberta] [--budget tokens|flops] [--amount N] [--preset tiny] [--teacher DIR] [--tasks sentiment,pos|none] ..."
 
 // Command is `bertlab family`: it reads the flags in args, runs the experiment (Run) and
 // prints where the table, record and curves are; usage problems wrap cli.ErrUsage. A cancelled ctx stops it with the current
@@ -49,6 +50,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	evals := fs.Int("evals", 0, "held-out evaluations (and checkpoints) along each run (0: the setting's)")
 	seed := fs.Uint64("seed", 1, "seed of weights, instances, masks and order")
 	teacher := fs.String("teacher", DefaultVocab, "the BERT folder DistilBERT's student is distilled from (half its layers, its width)")
+	tasks := fs.String("tasks", "", "fine-tuning tasks every variant's final body is scored on: sentiment,pos (the default) or none")
+	pageRecord := fs.String("page-record", "", "also write the record thinned for the page's Family lab to this file (e.g. assets/family/record.json)")
+	taskData := fs.String("task-data", TaskDataDir, "folder with the tasks' files: sentiment/{train,test}.tsv, pos/{train,test}.conll")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -75,6 +79,26 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				return fmt.Errorf("%w: --variants: %v", cli.ErrUsage, err)
 			}
 			c.Variants = append(c.Variants, f)
+		}
+	}
+	if *tasks == "none" {
+		c.Tasks = nil
+	} else if *tasks != "" {
+		var keep []TaskSpec
+		for _, name := range strings.Split(*tasks, ",") {
+			i := slices.IndexFunc(c.Tasks, func(s TaskSpec) bool { return s.Name == strings.TrimSpace(name) })
+			if i < 0 {
+				return fmt.Errorf("%w: --tasks: %q is not sentiment, pos or none", cli.ErrUsage, name)
+			}
+			keep = append(keep, c.Tasks[i])
+		}
+		c.Tasks = keep
+	}
+	for i := range c.Tasks {
+		for _, p := range []*string{&c.Tasks[i].Train, &c.Tasks[i].Test} {
+			if rel, err := filepath.Rel(TaskDataDir, *p); err == nil {
+				*p = filepath.Join(*taskData, rel)
+			}
 		}
 	}
 	if *budget != "" {
@@ -114,5 +138,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "\n%s\nwrote %s, %s and the curves %s in %s\n", Table(rec), TableFile, RecordFile, strings.Join(Curves, ", "), filepath.Clean(*out))
+	if *pageRecord != "" {
+		if err := WritePageRecord(*pageRecord, rec); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the page's record %s\n", *pageRecord)
+	}
 	return nil
 }

@@ -17,13 +17,14 @@ import (
 // errors.
 func TestCommand(t *testing.T) {
 	out := t.TempDir()
-	paths := []string{"--vocab", testVocab, "--data", testTrain, "--heldout", testHeldout}
+	paths := []string{"--vocab", testVocab, "--data", testTrain, "--heldout", testHeldout, "--task-data", "../../tinydata", "--tasks", "sentiment"}
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"--out", out, "--quick", "--variants", "albert", "--amount", "3000", "--evals", "1", "--max-docs", "40", "--heldout-seqs", "8"}, paths...)
 	if err := Command(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "| albert | AlbertForPreTraining |") || !strings.Contains(stdout.String(), "wrote family.md") {
+	if !strings.Contains(stdout.String(), "| albert | AlbertForPreTraining |") || !strings.Contains(stdout.String(), "wrote family.md") ||
+		!strings.Contains(stdout.String(), "| sentiment |\n") {
 		t.Errorf("output:\n%s", stdout.String())
 	}
 	rec, err := readRecord(out, Config{})
@@ -43,6 +44,7 @@ func TestCommand(t *testing.T) {
 		{[]string{"--out", out, "--budget", "flops"}, "--amount"},
 		{[]string{"--out", out, "--budget", "steps", "--amount", "5"}, "budget"},
 		{[]string{"--out", out, "extra"}, "unexpected"},
+		{[]string{"--out", out, "--tasks", "sentiment,ner"}, "ner"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 	} {
 		err := Command(context.Background(), tc.args, &stdout, &stderr)

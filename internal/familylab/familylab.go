@@ -58,6 +58,10 @@ type Config struct {
 	// Teacher is the model folder DistilBERT's student is distilled from (a BERT with an MLM
 	// head and Vocab's vocabulary); only a run with DistilBERT reads it.
 	Teacher string `json:"teacher,omitempty"`
+	// Tasks are the fine-tuning tasks every variant's final body is measured on (none: the
+	// held-out masked LM alone). They change no training: a record of other tasks goes on with
+	// its variants kept and scored again.
+	Tasks []TaskSpec `json:"tasks,omitempty"`
 }
 
 // Quick is a setting that runs in about a minute on two cores: every recipe (BERT, RoBERTa,
@@ -67,17 +71,17 @@ type Config struct {
 func Quick(vocab, trainFile, heldout string) Config {
 	return Config{Variants: train.RecipeFamilies, Preset: "tiny", Vocab: vocab, Teacher: vocab, Train: []string{trainFile}, MaxDocs: 300,
 		Heldout: heldout, HeldoutSeqs: 48, SeqLen: 64, Batch: 8, LR: 2e-3, WarmupFrac: 0.1, MaskProb: 0.15,
-		Budget: ByTokens, Amount: 24576, Evals: 4, Seed: 1}
+		Budget: ByTokens, Amount: 24576, Evals: 4, Seed: 1, Tasks: quickTasks()}
 }
 
 // Full is the setting of the record: Tiny models, 128-token sequences, 8.6·10¹² training FLOPs
 // each (2,000 BERT Tiny steps of 8 full 128-token sequences; on tinydata, whose BERT pairs are
 // shorter, BERT takes about 3,500 steps, 1.1 M tokens, RoBERTa about 2,200 steps, 1.9 M tokens,
 // DistilBERT's student of the built-in model about 420), 10 evaluations on the whole held-out
-// text.
+// text; then fine-tuned on DefaultTasks.
 func Full(vocab, trainFile, heldout string) Config {
 	c := Quick(vocab, trainFile, heldout)
-	c.MaxDocs, c.HeldoutSeqs, c.SeqLen, c.Evals = 0, 0, 128, 10
+	c.MaxDocs, c.HeldoutSeqs, c.SeqLen, c.Evals, c.Tasks = 0, 0, 128, 10, DefaultTasks()
 	c.Budget, c.Amount = ByFLOPs, 2000*3*train.ForwardFLOPs(tinyBERT(), 8, 128, 8*20, true)
 	return c
 }
@@ -107,6 +111,16 @@ func (c Config) Validate() error {
 	}
 	if _, err := bert.Preset(c.Preset); err != nil {
 		return fmt.Errorf("family: %w", err)
+	}
+	names := map[string]bool{}
+	for _, s := range c.Tasks {
+		if err := s.validate(); err != nil {
+			return fmt.Errorf("family: %w", err)
+		}
+		if names[s.Name] {
+			return fmt.Errorf("family: task %s given twice", s.Name)
+		}
+		names[s.Name] = true
 	}
 	seen := map[bert.Family]bool{}
 	for _, v := range c.Variants {
@@ -171,12 +185,18 @@ type Result struct {
 	// Final is the last evaluation. ELECTRA's held-out masked-LM figures there are its
 	// discriminator's with a masked-LM head fine-tuned ProbeSteps steps (probeDiscriminator);
 	// Generator holds its generator's at the end of the run.
-	Final      Point   `json:"final"`
-	ProbeSteps int     `json:"probe_steps,omitempty"`
-	Generator  *Point  `json:"generator,omitempty"`
-	Train      []Point `json:"train"` // every step
-	Evals      []Point `json:"evals"` // every evaluation
-	Folder     string  `json:"folder"`
+	Final      Point  `json:"final"`
+	ProbeSteps int    `json:"probe_steps,omitempty"`
+	Generator  *Point `json:"generator,omitempty"`
+	// Tasks are the fine-tuning figures of the final body (Config.Tasks), in the tasks' order.
+	Tasks []TaskScore `json:"tasks,omitempty"`
+	// ForwardMs is the final model's eval forward pass over a batch of Batch held-out
+	// sequences of SeqLen tokens, with its pre-training heads: the median of the rounds of the
+	// last Run (timeForwards), in milliseconds.
+	ForwardMs float64 `json:"forward_ms,omitempty"`
+	Train     []Point `json:"train"` // every step
+	Evals     []Point `json:"evals"` // every evaluation
+	Folder    string  `json:"folder"`
 }
 
 // Record is the experiment's JSON record (RecordFile): its settings and every finished run.
@@ -185,6 +205,9 @@ type Record struct {
 	HeldoutN    int      `json:"heldout_predictions"` // masked positions of the held-out set
 	HeldoutSeqs int      `json:"heldout_sequences"`
 	Results     []Result `json:"results"`
+	// Teacher is DistilBERT's teacher measured as the variants are (held-out masked LM, the
+	// tasks, the forward pass), in a run with DistilBERT: the student's claim is relative to it.
+	Teacher *Result `json:"teacher,omitempty"`
 }
 
 // Files the experiment writes in its output folder, beside one folder per variant (its
@@ -238,23 +261,45 @@ func Run(ctx context.Context, c Config, out string, log io.Writer) (*Record, err
 			}
 		}
 	}
-	done := map[bert.Family]bool{}
-	for _, r := range rec.Results {
-		done[r.Family] = true
+	done := map[bert.Family]int{}
+	for i, r := range rec.Results {
+		done[r.Family] = i + 1
 	}
+	tasks := map[string]*taskData{}
 	for _, v := range c.Variants {
-		if done[v] {
+		var r *Result
+		if i := done[v]; i > 0 {
 			fmt.Fprintf(log, "%s: finished before, kept\n", v)
-			continue
+			r = &rec.Results[i-1]
+		} else {
+			if r, err = runVariant(ctx, c, v, tok, docs, heldout, filepath.Join(out, string(v)), log); err != nil {
+				return rec, fmt.Errorf("family %s: %w", v, err)
+			}
+			rec.Results = append(rec.Results, *r)
+			r = &rec.Results[len(rec.Results)-1]
+			if err := writeRecord(out, rec); err != nil {
+				return rec, err
+			}
 		}
-		r, err := runVariant(ctx, c, v, tok, docs, heldout, filepath.Join(out, string(v)), log)
-		if err != nil {
-			return rec, fmt.Errorf("family %s: %w", v, err)
+		if len(r.Tasks) < len(c.Tasks) {
+			if err := scoreTasks(ctx, c, r, tok, tasks, log); err != nil {
+				return rec, fmt.Errorf("family %s: %w", v, err)
+			}
+			if err := writeRecord(out, rec); err != nil {
+				return rec, err
+			}
 		}
-		rec.Results = append(rec.Results, *r)
-		if err := writeRecord(out, rec); err != nil {
-			return rec, err
+	}
+	if slices.ContainsFunc(c.Variants, func(f bert.Family) bool { return f.Is(bert.FamilyDistilBERT) }) {
+		if err := measureTeacher(ctx, c, rec, tok, heldout, tasks, log); err != nil {
+			return rec, fmt.Errorf("distilbert's teacher: %w", err)
 		}
+	}
+	if err := timeForwards(c, rec, heldout, tok.PadID()); err != nil {
+		return rec, err
+	}
+	if err := writeRecord(out, rec); err != nil {
+		return rec, err
 	}
 	if err := writeReport(out, rec); err != nil {
 		return rec, err
@@ -522,10 +567,23 @@ func parseRecord(data []byte, c Config) (*Record, error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, err
 	}
+	// The tasks change no training: with other tasks the variants are kept, their scores not.
+	oldTasks := rec.Config.Tasks
+	rec.Config.Tasks = c.Tasks
 	was, _ := json.Marshal(rec.Config)
 	now, _ := json.Marshal(c)
 	if string(was) != string(now) {
 		return nil, fmt.Errorf("an experiment with other settings (%s); choose another folder", was)
+	}
+	o, _ := json.Marshal(oldTasks)
+	n, _ := json.Marshal(c.Tasks)
+	if string(o) != string(n) {
+		for i := range rec.Results {
+			rec.Results[i].Tasks = nil
+		}
+		if rec.Teacher != nil {
+			rec.Teacher.Tasks = nil
+		}
 	}
 	seen := map[bert.Family]bool{}
 	for i, r := range rec.Results {

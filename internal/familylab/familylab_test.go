@@ -26,6 +26,15 @@ const (
 	testHeldout = "../../tinydata/pretrain/heldout.txt"
 )
 
+// quickTest is the quick setting with the test's paths (the task files too).
+func quickTest() Config {
+	c := Quick(testVocab, testTrain, testHeldout)
+	for i := range c.Tasks {
+		c.Tasks[i].Train, c.Tasks[i].Test = "../../"+c.Tasks[i].Train, "../../"+c.Tasks[i].Test
+	}
+	return c
+}
+
 // cancelOn is a log that cancels a context at the first line holding a substring.
 type cancelOn struct {
 	mu     sync.Mutex
@@ -50,7 +59,7 @@ func (c *cancelOn) Write(p []byte) (int, error) {
 // with the recorded held-out figures, and the table, record and curves are written.
 func TestFamilyEndToEnd(t *testing.T) {
 	out := t.TempDir()
-	c := Quick(testVocab, testTrain, testHeldout)
+	c := quickTest()
 	c.Variants = []bert.Family{bert.FamilyBERT, bert.FamilyRoBERTa, bert.FamilyALBERT} // ELECTRA: TestFamilyElectra
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -112,6 +121,29 @@ func TestFamilyEndToEnd(t *testing.T) {
 		t.Errorf("resumed run (resumed %v, final %+v) differs from the uninterrupted one (final %+v)", resumed.Resumed, resumed.Final, ref.Results[0].Final)
 	}
 
+	// Every variant is fine-tuned on each task: the scores are the same for the same body (the
+	// resumed RoBERTa's and the uninterrupted one's), counted on the test examples kept.
+	for _, r := range rec.Results {
+		if len(r.Tasks) != len(c.Tasks) {
+			t.Fatalf("%s: %d task scores, want %d", r.Family, len(r.Tasks), len(c.Tasks))
+		}
+		for i, sc := range r.Tasks {
+			spec := c.Tasks[i]
+			wantMetric := map[bert.Task]string{bert.SequenceClassification: "accuracy", bert.TokenClassification: "token_accuracy"}[spec.Task]
+			if sc.Name != spec.Name || sc.Metric != wantMetric || !(sc.Value > 0 && sc.Value <= 1) || sc.Steps != spec.MaxTrain/spec.Batch {
+				t.Errorf("%s: score %+v for task %+v", r.Family, sc, spec)
+			}
+			if spec.Task == bert.SequenceClassification && sc.Examples != spec.MaxTest {
+				t.Errorf("%s: %s scored on %d examples, want %d", r.Family, sc.Name, sc.Examples, spec.MaxTest)
+			}
+		}
+	}
+	for i, sc := range resumed.Tasks {
+		if want := ref.Results[0].Tasks[i]; sc.Value != want.Value || sc.Steps != want.Steps {
+			t.Errorf("resumed roberta's %s: %.4f after %d steps, uninterrupted %.4f after %d", sc.Name, sc.Value, sc.Steps, want.Value, want.Steps)
+		}
+	}
+
 	// Each folder loads back with the recorded held-out figures.
 	tok, err := tokenizer.LoadDir(testVocab)
 	if err != nil {
@@ -152,7 +184,7 @@ func TestFamilyEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range []string{"| bert | BertForPreTraining |", "| roberta | RobertaForMaskedLM |", "| albert | AlbertForPreTraining |"} {
+	for _, row := range []string{"| bert | BertForPreTraining |", "| roberta | RobertaForMaskedLM |", "| albert | AlbertForPreTraining |", "| sentiment | pos |"} {
 		if !strings.Contains(string(table), row) {
 			t.Errorf("%s has no row %q", TableFile, row)
 		}
@@ -178,12 +210,30 @@ func TestFamilyEndToEnd(t *testing.T) {
 	if _, err := Run(context.Background(), other, out, nil); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Errorf("other settings in the same folder: %v", err)
 	}
+
+	// Other tasks train nothing again: the variants are kept and scored on the new tasks.
+	retask := c
+	retask.Tasks = []TaskSpec{c.Tasks[1]}
+	retask.Tasks[0].Epochs = 2
+	var log3 bytes.Buffer
+	re, err := Run(context.Background(), retask, out, &log3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range re.Results {
+		if r.Final != rec.Results[i].Final || len(r.Tasks) != 1 || r.Tasks[0].Name != "pos" || r.Tasks[0].Steps != 2*c.Tasks[1].MaxTrain/c.Tasks[1].Batch {
+			t.Errorf("%s with other tasks: final %+v (was %+v), tasks %+v", r.Family, r.Final, rec.Results[i].Final, r.Tasks)
+		}
+	}
+	if strings.Contains(log3.String(), "step ") {
+		t.Errorf("other tasks trained a variant again:\n%s", log3.String())
+	}
 }
 
 // TestPlanFLOPs: with a FLOP budget each variant takes the fewest steps whose counted FLOPs
 // reach it, and ALBERT, whose embeddings and MLM head are narrower, takes more steps than BERT.
 func TestPlanFLOPs(t *testing.T) {
-	c := Quick(testVocab, testTrain, testHeldout)
+	c := quickTest()
 	c.Budget, c.Amount, c.MaxDocs = ByFLOPs, 40e9, 60
 	tok, err := tokenizer.LoadDir(testVocab)
 	if err != nil {
@@ -222,7 +272,7 @@ func TestPlanFLOPs(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := Quick(testVocab, testTrain, testHeldout)
+	good := quickTest()
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +290,16 @@ func TestConfigValidate(t *testing.T) {
 		"evaluations":   func(c *Config) { c.Evals = 0 },
 		"warm-up":       func(c *Config) { c.WarmupFrac = 1 },
 		"learning rate": func(c *Config) { c.LR = 0 },
+		"task twice":    func(c *Config) { c.Tasks = append(c.Tasks, c.Tasks[0]) },
+		"task kind": func(c *Config) {
+			c.Tasks = []TaskSpec{{Name: "qa", Task: bert.QuestionAnswering, Train: "a", Test: "b", Epochs: 1, Batch: 1, LR: 1e-4}}
+		},
+		"task epochs": func(c *Config) {
+			c.Tasks = []TaskSpec{{Name: "s", Task: bert.SequenceClassification, Train: "a", Test: "b", Batch: 1, LR: 1e-4}}
+		},
+		"task no test": func(c *Config) {
+			c.Tasks = []TaskSpec{{Name: "s", Task: bert.SequenceClassification, Train: "a", Epochs: 1, Batch: 1, LR: 1e-4}}
+		},
 	} {
 		c := good
 		mod(&c)
@@ -255,7 +315,7 @@ func TestConfigValidate(t *testing.T) {
 // back.
 func TestFamilyElectra(t *testing.T) {
 	out := t.TempDir()
-	c := Quick(testVocab, testTrain, testHeldout)
+	c := quickTest()
 	c.Variants, c.Amount, c.Evals, c.MaxDocs, c.HeldoutSeqs = []bert.Family{bert.FamilyELECTRA}, 6000, 2, 60, 16
 	rec, err := Run(context.Background(), c, out, nil)
 	if err != nil {
@@ -315,7 +375,7 @@ func TestFamilyElectra(t *testing.T) {
 // folder loads back with the recorded held-out figures.
 func TestFamilyDistilBERT(t *testing.T) {
 	out := t.TempDir()
-	c := Quick(testVocab, testTrain, testHeldout)
+	c := quickTest()
 	c.Variants, c.Amount, c.Evals, c.MaxDocs, c.HeldoutSeqs = []bert.Family{bert.FamilyDistilBERT}, 3000, 1, 40, 16
 	rec, err := Run(context.Background(), c, out, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package familylab
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,13 @@ func Table(rec *Record) string {
 		"%.0f%% of tokens masked; seed %d. Held-out: %d sequences of %s, %d masked positions, the same for every variant.\n\n",
 		fmtAmount(c.Amount), c.Budget, c.SeqLen, c.Batch, c.LR, 100*c.WarmupFrac, 100*c.MaskProb, c.Seed,
 		rec.HeldoutSeqs, filepath.Base(c.Heldout), rec.HeldoutN)
-	b.WriteString("| variant | HF class | parameters | E / H | blocks (distinct) | sentence task | masking | steps | tokens | training FLOPs | seconds | held-out top-1 | top-5 | perplexity |\n")
-	b.WriteString("|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| variant | HF class | parameters | E / H | blocks (distinct) | sentence task | masking | steps | tokens | training FLOPs | seconds | held-out top-1 | top-5 | perplexity |")
+	for _, t := range c.Tasks {
+		fmt.Fprintf(&b, " %s |", t.Name)
+	}
+	b.WriteString("\n|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	b.WriteString(strings.Repeat("---:|", len(c.Tasks)))
+	b.WriteString("\n")
 	for _, r := range rec.Results {
 		secs := fmt.Sprintf("%.1f", r.Seconds)
 		if r.Resumed {
@@ -31,10 +37,20 @@ func Table(rec *Record) string {
 			params += " (+" + human.Commas(r.GeneratorParams) + " generator)"
 			gen = fmt.Sprintf(" (MLM head fine-tuned %d steps)", r.ProbeSteps)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%%%s | %.2f%% | %.1f |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%%%s | %.2f%% | %.1f |",
 			r.Family, r.Architecture, params, r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
 			r.Masking, r.Steps, human.Commas(r.Tokens), fmtAmount(r.FLOPs), secs, 100*r.Final.Accuracy, gen, 100*r.Final.Top5,
 			r.Final.Perplexity)
+		for _, t := range c.Tasks {
+			cell := " |"
+			for _, sc := range r.Tasks {
+				if sc.Name == t.Name {
+					cell = fmt.Sprintf(" %.2f%% |", 100*sc.Value)
+				}
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
 	}
 	for _, r := range rec.Results {
 		if r.GeneratorParams > 0 && r.Generator != nil {
@@ -45,6 +61,20 @@ func Table(rec *Record) string {
 				"replaced tokens, %.3f to original ones.\n", r.Family, r.ProbeSteps, 100*r.Generator.Accuracy,
 				100*r.Final.RTDAccuracy, r.Final.ReplacedProb, r.Final.OriginalProb)
 		}
+	}
+	if len(c.Tasks) > 0 {
+		b.WriteString("\nFine-tuning: each variant's final body with BERT's head for the task (the pooler and a classifier, or a " +
+			"classifier on every token: the same head on every family, so that the bodies are what differs), fine-tuned whole with " +
+			"dropout, AdamW, 10% warm-up and linear decay, then scored on the test set:")
+		for _, t := range c.Tasks {
+			n := "all"
+			if t.MaxTrain > 0 {
+				n = fmt.Sprintf("the first %d", t.MaxTrain)
+			}
+			fmt.Fprintf(&b, " %s, %s examples of %s for %d epochs of batch %d at %g, scored on %s;", t.Name, n,
+				filepath.Base(t.Train), t.Epochs, t.Batch, t.LR, filepath.Base(t.Test))
+		}
+		b.WriteString(" accuracy (part of speech: token accuracy).\n")
 	}
 	b.WriteString("\nTraining FLOPs count the matrix products of the forward and backward passes from the shapes " +
 		"(train.StepFLOPs; ELECTRA's count its generator too, DistilBERT's its teacher's forward passes); the loss curves show the masked-LM loss alone (the sentence " +
@@ -128,4 +158,53 @@ func trailingMean(ys []float64, k int) []float64 {
 		out[i] = sum / float64(min(i+1, k))
 	}
 	return out
+}
+
+// PagePoints is how many training points a variant keeps in the page's record (PageRecord).
+const PagePoints = 200
+
+// PageRecord is rec thinned for the page's Family lab (assets/family/record.json): each
+// variant's training curve in at most PagePoints points, each the mean loss of its window of
+// steps at the window's last step (the evaluations kept whole), and every folder cut to its
+// last element, so that the page fetches kilobytes, not the megabytes of every step.
+func PageRecord(rec *Record) *Record {
+	out := *rec
+	thin := func(r Result) Result {
+		r.Folder = filepath.Base(r.Folder)
+		if n := len(r.Train); n > PagePoints {
+			k := (n + PagePoints - 1) / PagePoints
+			var pts []Point
+			for i := 0; i < n; i += k {
+				w := r.Train[i:min(i+k, n)]
+				p := w[len(w)-1]
+				var loss, sent, rtd float64
+				for _, q := range w {
+					loss, sent, rtd = loss+q.Loss, sent+q.SentenceLoss, rtd+q.RTDLoss
+				}
+				m := float64(len(w))
+				p.Loss, p.SentenceLoss, p.RTDLoss = loss/m, sent/m, rtd/m
+				pts = append(pts, p)
+			}
+			r.Train = pts
+		}
+		return r
+	}
+	out.Results = nil
+	for _, r := range rec.Results {
+		out.Results = append(out.Results, thin(r))
+	}
+	if rec.Teacher != nil {
+		t := thin(*rec.Teacher)
+		out.Teacher = &t
+	}
+	return &out
+}
+
+// WritePageRecord writes PageRecord(rec) to path, atomically.
+func WritePageRecord(path string, rec *Record) error {
+	data, err := json.MarshalIndent(PageRecord(rec), "", " ")
+	if err != nil {
+		return err
+	}
+	return hf.WriteFileAtomic(path, append(data, '\n'))
 }
