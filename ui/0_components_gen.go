@@ -2964,7 +2964,7 @@ func (c *FamilylabView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 					_ = vgparent
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "tr", Attr: []vugu.VGAttribute(nil)}
 					vgparent.AppendChild(vgn)
-					vgn.SetInnerHTML(vugu.HTML("\x3Cth\x3Erecorded\x3C/th\x3E\x3Cth\x3Eparameters\x3C/th\x3E\x3Cth\x3Esteps\x3C/th\x3E\x3Cth\x3Etokens\x3C/th\x3E\x3Cth\x3Etraining FLOPs\x3C/th\x3E\x3Cth\x3Eseconds (native)\x3C/th\x3E\x3Cth\x3Eheld-out top-1\x3C/th\x3E\x3Cth\x3Eperplexity\x3C/th\x3E"))
+					vgn.SetInnerHTML(vugu.HTML("\x3Cth\x3Erecorded\x3C/th\x3E\x3Cth\x3Eparameters\x3C/th\x3E\x3Cth\x3Esteps\x3C/th\x3E\x3Cth\x3Etokens\x3C/th\x3E\x3Cth\x3Etraining FLOPs\x3C/th\x3E\x3Cth\x3Eseconds (native)\x3C/th\x3E\x3Cth\x3Eheld-out top-1\x3C/th\x3E\x3Cth\x3Eperplexity\x3C/th\x3E\x3Cth\x3Esentiment (fine-tuned)\x3C/th\x3E\x3Cth\x3Epart of speech (fine-tuned)\x3C/th\x3E"))
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 					vgparent.AppendChild(vgn)
 					for vgiterkeyt, r := range c.recRows() {
@@ -3015,6 +3015,12 @@ func (c *FamilylabView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
 							vgparent.AppendChild(vgn)
 							vgn.SetInnerHTML(r.PPL)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(r.Sentiment)
+							vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "td", Attr: []vugu.VGAttribute(nil)}
+							vgparent.AppendChild(vgn)
+							vgn.SetInnerHTML(r.POS)
 							vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 							vgparent.AppendChild(vgn)
 						}
@@ -3096,7 +3102,7 @@ func (c *FamilylabView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			vgparent.AppendChild(vgn)
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
 			vgparent.AppendChild(vgn)
-			vgn.SetInnerHTML(vugu.HTML("Be honest with what you see: the papers trained for days on billions of tokens; here a Tiny model sees a few thousand tokens of 41 passages in a minute. At this scale every variant first learns which words are common (the held-out top-1 sits on the share of the most frequent word for a while), and the differences the papers report may not show, or may even reverse. A curve that is ahead after a minute says which recipe learns fastest at the start, not which is best. The recorded run (dashed) went further, natively, with the built-in model\x26#39;s larger vocabulary (so its losses start higher: a random guess among more words); the full record in docs/FAMILY.md goes further still."))
+			vgn.SetInnerHTML(vugu.HTML("Be honest with what you see: the papers trained for days on billions of tokens; here a Tiny model sees a few thousand tokens of 41 passages in a minute. At this scale every variant first learns which words are common (the held-out top-1 sits on the share of the most frequent word for a while), and the differences the papers report may not show, or may even reverse. A curve that is ahead after a minute says which recipe learns fastest at the start, not which is best. The recorded run (dashed) went further, natively, with the built-in model\x26#39;s larger vocabulary (so its losses start higher: a random guess among more words), and then fine-tuned each body on sentiment and part of speech; docs/FAMILY.md reads it claim by claim."))
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 			vgparent.AppendChild(vgn)
 		}

@@ -146,7 +146,7 @@ func (c *FamilylabView) rows() []raceRow {
 }
 
 type recRow struct {
-	Family, Title, Color, Params, Steps, Tokens, FLOPs, Seconds, Acc, PPL string
+	Family, Title, Color, Params, Steps, Tokens, FLOPs, Seconds, Acc, PPL, Sentiment, POS string
 }
 
 func (c *FamilylabView) recRows() []recRow {
@@ -156,9 +156,23 @@ func (c *FamilylabView) recRows() []recRow {
 		row := recRow{Family: r.Family, Title: title, Color: color, Params: groupDigits(r.Params), Steps: strconv.Itoa(r.Steps),
 			Tokens: groupDigits(r.Tokens), FLOPs: famNum(r.FLOPs), Seconds: fmt.Sprintf("%.1f", r.Seconds),
 			Acc: fmt.Sprintf("%.2f%%", 100*r.Final.Accuracy), PPL: fmt.Sprintf("%.1f", r.Final.Perplexity)}
+		switch {
+		case r.ProbeSteps > 0 && r.Generator != nil:
+			row.Acc += fmt.Sprintf(" (discriminator + MLM head; generator %.2f%%)", 100*r.Generator.Accuracy)
+		case r.GeneratorParams > 0:
+			row.Acc += " (generator)"
+		}
 		if r.GeneratorParams > 0 {
 			row.Params += " + " + groupDigits(r.GeneratorParams) + " generator"
-			row.Acc += " (generator)"
+		}
+		row.Sentiment, row.POS = "–", "–"
+		for _, t := range r.Tasks {
+			switch t.Name {
+			case "sentiment":
+				row.Sentiment = fmt.Sprintf("%.1f%%", 100*t.Value)
+			case "pos":
+				row.POS = fmt.Sprintf("%.1f%%", 100*t.Value)
+			}
 		}
 		out = append(out, row)
 	}

@@ -118,16 +118,28 @@ type FamilyRecord struct {
 
 // FamilyRecordResult is one variant of the record.
 type FamilyRecordResult struct {
-	Family          string              `json:"family"`
-	Params          int64               `json:"params"`
-	GeneratorParams int64               `json:"generator_params"`
-	Steps           int                 `json:"steps"`
-	Tokens          int64               `json:"tokens"`
-	FLOPs           float64             `json:"flops"`
-	Seconds         float64             `json:"seconds"`
-	Final           FamilyRecordPoint   `json:"final"`
-	Train           []FamilyRecordPoint `json:"train"`
-	Evals           []FamilyRecordPoint `json:"evals"`
+	Family          string            `json:"family"`
+	Params          int64             `json:"params"`
+	GeneratorParams int64             `json:"generator_params"`
+	Steps           int               `json:"steps"`
+	Tokens          int64             `json:"tokens"`
+	FLOPs           float64           `json:"flops"`
+	Seconds         float64           `json:"seconds"`
+	Final           FamilyRecordPoint `json:"final"`
+	// ProbeSteps and Generator: ELECTRA's Final is its discriminator's with a masked-LM head
+	// fine-tuned ProbeSteps steps; Generator holds its generator's figures.
+	ProbeSteps int                `json:"probe_steps"`
+	Generator  *FamilyRecordPoint `json:"generator"`
+	// Tasks are the fine-tuned figures of the final body (sentiment, part of speech).
+	Tasks []FamilyRecordTask  `json:"tasks"`
+	Train []FamilyRecordPoint `json:"train"`
+	Evals []FamilyRecordPoint `json:"evals"`
+}
+
+// FamilyRecordTask is a variant's test figure on a fine-tuning task of the record.
+type FamilyRecordTask struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
 }
 
 // FamilyRecordPoint is a step or evaluation of the record.

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -88,6 +89,18 @@ func TestFamilyLabNative(t *testing.T) {
 		`data-params="` + strconv.FormatInt(l.Info.Variants[1].Params, 10) + `"`, "The recorded run (dashed), made natively by `bertlab family`"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("static render lacks %s", want)
+		}
+	}
+	// The recorded rows carry each body's fine-tuned figures, and ELECTRA's held-out figure is
+	// named as its discriminator's probe with the generator's beside it.
+	for _, r := range l.Rec.Results {
+		for _, tk := range r.Tasks {
+			if cell := fmt.Sprintf("%.1f%%", 100*tk.Value); !strings.Contains(html, cell) {
+				t.Errorf("%s: the record's %s figure %s is not in the page", r.Family, tk.Name, cell)
+			}
+		}
+		if r.ProbeSteps > 0 && r.Generator != nil && !strings.Contains(html, fmt.Sprintf("(discriminator + MLM head; generator %.2f%%)", 100*r.Generator.Accuracy)) {
+			t.Errorf("%s: the probe's figure is not named as the discriminator's", r.Family)
 		}
 	}
 	a.RaceReset()

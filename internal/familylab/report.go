@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/hf"
@@ -20,27 +22,35 @@ func Table(rec *Record) string {
 		"%.0f%% of tokens masked; seed %d. Held-out: %d sequences of %s, %d masked positions, the same for every variant.\n\n",
 		fmtAmount(c.Amount), c.Budget, c.SeqLen, c.Batch, c.LR, 100*c.WarmupFrac, 100*c.MaskProb, c.Seed,
 		rec.HeldoutSeqs, filepath.Base(c.Heldout), rec.HeldoutN)
-	b.WriteString("| variant | HF class | parameters | E / H | blocks (distinct) | sentence task | masking | steps | tokens | training FLOPs | seconds | held-out top-1 | top-5 | perplexity |")
+	b.WriteString("| variant | HF class | parameters | E / H | blocks (distinct) | sentence task | masking | steps | tokens | training FLOPs | seconds | held-out top-1 | top-5 | perplexity | forward (ms) |")
 	for _, t := range c.Tasks {
 		fmt.Fprintf(&b, " %s |", t.Name)
 	}
-	b.WriteString("\n|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	b.WriteString("\n|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	b.WriteString(strings.Repeat("---:|", len(c.Tasks)))
 	b.WriteString("\n")
-	for _, r := range rec.Results {
+	rows := rec.Results
+	if rec.Teacher != nil {
+		rows = append(slices.Clip(rows), *rec.Teacher)
+	}
+	for i, r := range rows {
 		secs := fmt.Sprintf("%.1f", r.Seconds)
 		if r.Resumed {
 			secs += " (resumed)"
+		}
+		name, steps, tokens, flops := string(r.Family), fmt.Sprint(r.Steps), human.Commas(r.Tokens), fmtAmount(r.FLOPs)
+		if i == len(rec.Results) { // the teacher: trained elsewhere
+			name, steps, tokens, flops, secs = "teacher ("+string(r.Family)+", "+filepath.Base(r.Folder)+")", "", "", "", ""
 		}
 		params, gen := human.Commas(r.Params), ""
 		if r.GeneratorParams > 0 {
 			params += " (+" + human.Commas(r.GeneratorParams) + " generator)"
 			gen = fmt.Sprintf(" (MLM head fine-tuned %d steps)", r.ProbeSteps)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %d | %s | %s | %s | %.2f%%%s | %.2f%% | %.1f |",
-			r.Family, r.Architecture, params, r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
-			r.Masking, r.Steps, human.Commas(r.Tokens), fmtAmount(r.FLOPs), secs, 100*r.Final.Accuracy, gen, 100*r.Final.Top5,
-			r.Final.Perplexity)
+		fmt.Fprintf(&b, "| %s | %s | %s | %d / %d | %d (%d) | %s | %s | %s | %s | %s | %s | %.2f%%%s | %.2f%% | %.1f | %.1f |",
+			name, r.Architecture, params, r.EmbeddingDim, r.Hidden, r.Blocks, r.Layers, r.SentenceTask,
+			r.Masking, steps, tokens, flops, secs, 100*r.Final.Accuracy, gen, 100*r.Final.Top5,
+			r.Final.Perplexity, r.ForwardMs)
 		for _, t := range c.Tasks {
 			cell := " |"
 			for _, sc := range r.Tasks {
@@ -76,6 +86,12 @@ func Table(rec *Record) string {
 		}
 		b.WriteString(" accuracy (part of speech: token accuracy).\n")
 	}
+	fmt.Fprintf(&b, "\nForward (ms): the final model's eval forward pass with its pre-training heads over %d held-out sequences of %d tokens, "+
+		"the median of %d rounds that time every model in turn (GOMAXPROCS %d).", c.Batch, c.SeqLen, forwardRounds, runtime.GOMAXPROCS(0))
+	if rec.Teacher != nil {
+		b.WriteString(" The teacher row is DistilBERT's teacher measured the same way (held-out set, tasks, forward pass).")
+	}
+	b.WriteString("\n")
 	b.WriteString("\nTraining FLOPs count the matrix products of the forward and backward passes from the shapes " +
 		"(train.StepFLOPs; ELECTRA's count its generator too, DistilBERT's its teacher's forward passes); the loss curves show the masked-LM loss alone (the sentence " +
 		"task's and ELECTRA's discriminator's are apart; ELECTRA's is its generator's).\n\n")
