@@ -67,6 +67,14 @@ func ReadTaskFile(task bert.Task, path string) (*TaskFile, error) {
 	return t, nil
 }
 
+// Head keeps the file's first n examples (all when n is 0 or more than it has).
+func (t *TaskFile) Head(n int) {
+	if n <= 0 {
+		return
+	}
+	t.cls, t.tag, t.qa = t.cls[:min(n, len(t.cls))], t.tag[:min(n, len(t.tag))], t.qa[:min(n, len(t.qa))]
+}
+
 // Labels lists the file's labels, sorted (nil for QA).
 func (t *TaskFile) Labels() []string {
 	switch t.task {

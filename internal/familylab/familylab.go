@@ -261,16 +261,12 @@ func Run(ctx context.Context, c Config, out string, log io.Writer) (*Record, err
 			}
 		}
 	}
-	done := map[bert.Family]int{}
-	for i, r := range rec.Results {
-		done[r.Family] = i + 1
-	}
 	tasks := map[string]*taskData{}
 	for _, v := range c.Variants {
 		var r *Result
-		if i := done[v]; i > 0 {
+		if i := slices.IndexFunc(rec.Results, func(r Result) bool { return r.Family == v }); i >= 0 {
 			fmt.Fprintf(log, "%s: finished before, kept\n", v)
-			r = &rec.Results[i-1]
+			r = &rec.Results[i]
 		} else {
 			if r, err = runVariant(ctx, c, v, tok, docs, heldout, filepath.Join(out, string(v)), log); err != nil {
 				return rec, fmt.Errorf("family %s: %w", v, err)

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
-	"github.com/bertlab/bertlab/core/dataset"
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer"
 	"github.com/bertlab/bertlab/core/train"
@@ -101,50 +99,25 @@ type taskData struct {
 
 // loadTask reads and tokenizes a task's files for sequences of at most seq tokens.
 func loadTask(s TaskSpec, tok *tokenizer.Tokenizer, seq int) (*taskData, error) {
-	read := func(path string, max int) (cls []dataset.Example, tag []dataset.TaggedSentence, err error) {
-		f, err := os.Open(path)
+	read := func(path string, max int) (*train.TaskFile, error) {
+		f, err := train.ReadTaskFile(s.Task, path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("task %s: %w", s.Name, err)
+			return nil, fmt.Errorf("task %s: %w", s.Name, err)
 		}
-		defer f.Close()
-		if s.Task == bert.SequenceClassification {
-			cls, err = dataset.ParseClassification(f)
-			if max > 0 && len(cls) > max {
-				cls = cls[:max]
-			}
-		} else {
-			tag, err = dataset.ParseCoNLL(f)
-			if max > 0 && len(tag) > max {
-				tag = tag[:max]
-			}
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("task %s: %s: %w", s.Name, path, err)
-		}
-		if len(cls)+len(tag) == 0 {
-			return nil, nil, fmt.Errorf("task %s: %s: no examples", s.Name, path)
-		}
-		return cls, tag, nil
+		f.Head(max)
+		return f, nil
 	}
-	trCls, trTag, err := read(s.Train, s.MaxTrain)
+	trainFile, err := read(s.Train, s.MaxTrain)
 	if err != nil {
 		return nil, err
 	}
-	teCls, teTag, err := read(s.Test, s.MaxTest)
+	testFile, err := read(s.Test, s.MaxTest)
 	if err != nil {
 		return nil, err
 	}
-	d := &taskData{spec: s}
-	if s.Task == bert.SequenceClassification {
-		d.labels = train.ClassificationLabels(trCls)
-		if d.train, err = train.NewClassificationData(tok, trCls, d.labels, seq); err == nil {
-			d.test, err = train.NewClassificationData(tok, teCls, d.labels, seq)
-		}
-	} else {
-		d.labels = train.TagLabels(trTag)
-		if d.train, err = train.NewTaggingData(tok, trTag, d.labels, seq); err == nil {
-			d.test, err = train.NewTaggingData(tok, teTag, d.labels, seq)
-		}
+	d := &taskData{spec: s, labels: trainFile.Labels()}
+	if d.train, _, err = trainFile.Dataset(tok, d.labels, seq, train.QAConfig{}); err == nil {
+		d.test, _, err = testFile.Dataset(tok, d.labels, seq, train.QAConfig{})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("task %s: %w", s.Name, err)
