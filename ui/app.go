@@ -282,7 +282,7 @@ func (a *App) route() Route {
 func (a *App) baseRoute() Route {
 	return Route{View: a.View, Text: a.Text, Masks: a.Masks, Layer: a.Layer, Head: a.Head, HideSpecial: a.HideSpecial,
 		Token: a.Token, Step: a.StepI, Seed: a.Seed, WholeWord: a.WholeWord, Sample: a.Sample,
-		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch,
+		Task: a.Training.Task, Epochs: a.Training.Epochs, LR: a.Training.LR, Batch: a.Training.Batch, Ungrouped: a.Training.Ungrouped,
 		Lesson: a.Lesson, Goal: a.Goal}
 }
 

@@ -60,6 +60,9 @@ type Route struct {
 	Epochs int
 	LR     float64
 	Batch  int
+	// Ungrouped ("&group=0") batches the fine-tuning examples in plain shuffled order, each
+	// batch padded to its longest, rather than grouped by length.
+	Ungrouped bool
 	// Pre-training (Task "mlm"): optimizer steps ("&steps="), the new model's hidden size
 	// ("&hidden=") and its vocabulary ("&vocab=model" for the loaded model's; else one trained
 	// on the corpus).
@@ -131,6 +134,7 @@ func ParseRoute(hash string) (Route, bool) {
 	r.LR, _ = strconv.ParseFloat(q.Get("lr"), 64)
 	r.Batch, _ = strconv.Atoi(q.Get("bs"))
 	r.Epochs, r.Batch = max(r.Epochs, 0), max(r.Batch, 0)
+	r.Ungrouped = q.Get("group") == "0"
 	r.Steps, _ = strconv.Atoi(q.Get("steps"))
 	r.Hidden, _ = strconv.Atoi(q.Get("hidden"))
 	r.Steps, r.Hidden, r.MLMVocab = max(r.Steps, 0), max(r.Hidden, 0), q.Get("vocab")
@@ -281,6 +285,9 @@ func (r Route) Hash() string {
 		}
 		if r.Batch > 0 {
 			fmt.Fprintf(&b, "&bs=%d", r.Batch)
+		}
+		if r.Ungrouped {
+			b.WriteString("&group=0")
 		}
 		if r.Steps > 0 {
 			fmt.Fprintf(&b, "&steps=%d", r.Steps)

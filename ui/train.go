@@ -63,6 +63,9 @@ type TrainLab struct {
 	Epochs int
 	LR     float64
 	Batch  int
+	// Ungrouped turns off grouping the fine-tuning batches by length (engine.FinetuneRequest's
+	// GroupByLength, on by default: a step then computes little padding).
+	Ungrouped bool
 	// Pre-training (Task engine.TaskMLM): optimizer steps, the new model's hidden size, the
 	// vocabulary (engine.VocabCorpus or VocabModel) and the corpus: the sample, or the
 	// user's text when UseText.
@@ -98,7 +101,7 @@ type TrainLab struct {
 }
 
 func (l *TrainLab) setSettings(r Route) {
-	l.Task, l.Epochs, l.LR, l.Batch = r.Task, r.Epochs, r.LR, r.Batch
+	l.Task, l.Epochs, l.LR, l.Batch, l.Ungrouped = r.Task, r.Epochs, r.LR, r.Batch, r.Ungrouped
 	l.MLMSteps, l.Hidden, l.Vocab = r.Steps, r.Hidden, r.MLMVocab
 	if l.Task != engine.TaskSentiment && l.Task != engine.TaskPOS && l.Task != engine.TaskMLM {
 		l.Task = DefaultTask
@@ -228,6 +231,12 @@ func (a *App) SetLR(s string) {
 	a.writeRoute()
 }
 
+// SetGrouped takes the "group by length" box.
+func (a *App) SetGrouped(on bool) {
+	a.Training.Ungrouped = !on
+	a.writeRoute()
+}
+
 func (a *App) SetBatch(s string) {
 	fmt.Sscan(strings.TrimSpace(s), &a.Training.Batch)
 	a.Training.setSettings(a.route())
@@ -249,7 +258,7 @@ func (a *App) TrainStart() {
 	run := l.run
 	l.State, l.Info, l.Steps, l.Evals, l.Final, l.Err, l.Pred = TrainRunning, nil, nil, nil, nil, "", nil
 	l.gen++
-	req := engine.FinetuneRequest{Task: l.Task, Epochs: l.Epochs, LR: l.LR, BatchSize: l.Batch, Seed: 1}
+	req := engine.FinetuneRequest{Task: l.Task, Epochs: l.Epochs, LR: l.LR, BatchSize: l.Batch, Seed: 1, GroupByLength: !l.Ungrouped}
 	if l.IsMLM() {
 		req.Steps, req.Layers, req.Hidden, req.Heads, req.Vocab = l.MLMSteps, 2, l.Hidden, 2, l.Vocab
 		if l.UseText {
@@ -443,6 +452,9 @@ func (l *TrainLab) Progress() string {
 	if n := len(l.Steps); n > 0 {
 		ev := l.Steps[n-1]
 		s += fmt.Sprintf(" · epoch %.2f · loss %.4f · lr %.2e · %.0f tokens/s", ev.Epoch, ev.Loss, ev.LR, ev.TokensPerSec)
+		if ev.Positions > 0 {
+			s += fmt.Sprintf(" · padding %.0f%%", 100*float64(ev.Positions-ev.Tokens)/float64(ev.Positions))
+		}
 	}
 	return s + l.stateSuffix()
 }

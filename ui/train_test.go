@@ -41,6 +41,14 @@ func TestTrainRouteRoundTrip(t *testing.T) {
 	if got, _ := ParseRoute("#train?lr=7&epochs=-2&bs=x"); got.LR != 0 || got.Epochs != 0 || got.Batch != 0 {
 		t.Errorf("bad settings kept: %+v", got)
 	}
+	// Batches grouped by length are the default; "&group=0" turns it off and round-trips.
+	r.Ungrouped = true
+	if got, _ := ParseRoute(r.Hash()); !got.Ungrouped || !strings.Contains(r.Hash(), "&group=0") {
+		t.Errorf("%+v -> %q -> %+v", r, r.Hash(), got)
+	}
+	if got, _ := ParseRoute("#train?text=a&task=pos&group=1"); got.Ungrouped {
+		t.Errorf("group=1 read as ungrouped: %+v", got)
+	}
 }
 
 // TestTrainLab runs the training lab without a browser: the route carries the settings, a
@@ -61,6 +69,11 @@ func TestTrainLab(t *testing.T) {
 	if !strings.HasSuffix(hash, "#train?text=x&task=sentiment&epochs=1&lr=0.001&bs=100") {
 		t.Errorf("hash after the form: %q", hash)
 	}
+	a.SetGrouped(false)
+	if !strings.HasSuffix(hash, "&bs=100&group=0") || !a.Training.Ungrouped {
+		t.Errorf("hash after unticking group by length: %q", hash)
+	}
+	a.SetGrouped(true)
 	a.TrainStart()
 	l := &a.Training
 	if l.Err != "" || l.State != TrainDone || l.Info == nil {
@@ -73,6 +86,10 @@ func TestTrainLab(t *testing.T) {
 		if math.IsNaN(ev.Loss) || ev.Loss <= 0 {
 			t.Errorf("step %d loss %v", ev.Step, ev.Loss)
 		}
+	}
+	// Grouped by length (the default): the progress line names the padding's share.
+	if last := l.Steps[len(l.Steps)-1]; last.Positions <= 0 || last.Positions < last.Tokens || !strings.Contains(l.Progress(), " · padding ") {
+		t.Errorf("last step: %d positions for %d tokens; progress %q, want its padding share", last.Positions, last.Tokens, l.Progress())
 	}
 	a.TryTyped("a wonderful film")
 	a.Try()

@@ -74,6 +74,9 @@ type FinetuneRequest struct {
 	MaxLen int `json:"max_len,omitempty"`
 	// MaxTrain keeps the first MaxTrain training examples (0: all), for short runs.
 	MaxTrain int `json:"max_train,omitempty"`
+	// GroupByLength batches sentences of about one length together (HF's group_by_length):
+	// less padding, so a step computes fewer positions (train.FinetuneConfig.GroupByLength).
+	GroupByLength bool `json:"group_by_length,omitempty"`
 
 	// TaskMLM only (see lab.NewPretrain). Steps are the optimizer steps of the run (0: Epochs
 	// over the corpus).

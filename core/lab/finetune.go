@@ -106,6 +106,7 @@ func NewFinetune(body *bert.Model, tok *tokenizer.Tokenizer, req engine.Finetune
 	}
 	c := train.DefaultFinetune()
 	c.Epochs, c.BatchSize, c.LR, c.Seed, c.KeepBest = req.Epochs, req.BatchSize, req.LR, req.Seed, false
+	c.GroupByLength = req.GroupByLength
 	f, err := train.NewFinetuner(tm, trainD, dev, c)
 	if err != nil {
 		return nil, err

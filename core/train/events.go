@@ -80,6 +80,9 @@ type Event struct {
 	GradNorm float64 `json:"grad_norm"`
 	// Tokens counts the non-padding tokens trained on since the run began (all sessions).
 	Tokens int64 `json:"tokens"`
+	// Positions counts the positions computed for them, padding included (fine-tuning only: its
+	// batches are padded to their longest sequence); 0 where not counted.
+	Positions int64 `json:"positions,omitempty"`
 	// TokensPerSec is this session's throughput: its tokens over its elapsed time.
 	TokensPerSec float64 `json:"tokens_per_sec"`
 	// Elapsed is the wall time of this session.

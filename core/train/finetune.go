@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -29,6 +30,9 @@ type FinetuneConfig struct {
 	// KeepBest ends the run with the weights of the epoch whose dev evaluation scored best on the
 	// data's main metric (load_best_model_at_end), rather than those of the last epoch.
 	KeepBest bool
+	// GroupByLength batches sequences of about the same length together (group_by_length), so
+	// that a batch, padded to its longest, carries little padding: see groupByLength.
+	GroupByLength bool
 }
 
 // DefaultFinetune is the BERT paper's fine-tuning recipe as HF's examples run it: 3 epochs of
@@ -83,6 +87,7 @@ type Finetuner struct {
 	best      [][]float32
 	started   time.Time
 	tokens    int64
+	positions int64 // tokens plus padding
 }
 
 // NewFinetuner prepares a run of m on train (and dev, which may be nil) with the optimizer
@@ -146,7 +151,11 @@ func (f *Finetuner) Step(ctx context.Context) (Event, error) {
 	}
 	n := f.Train.Len()
 	if f.pos == 0 {
-		f.order = rand.New(rand.NewPCG(f.Config.Seed, 0x6f72646572<<16|uint64(f.epochs))).Perm(n)
+		rng := rand.New(rand.NewPCG(f.Config.Seed, 0x6f72646572<<16|uint64(f.epochs)))
+		f.order = rng.Perm(n)
+		if f.Config.GroupByLength {
+			groupByLength(f.order, f.Train.Length, f.Config.BatchSize, rng)
+		}
 	}
 	idx := f.order[f.pos:min(f.pos+f.Config.BatchSize, n)]
 	b, labels, tokens := f.Train.Batch(idx)
@@ -171,6 +180,7 @@ func (f *Finetuner) Step(ctx context.Context) (Event, error) {
 	}
 	f.Steps++
 	f.tokens += int64(tokens)
+	f.positions += int64(b.B * b.S)
 	f.pos += len(idx)
 	if f.pos >= n {
 		f.pos = 0
@@ -184,7 +194,7 @@ func (f *Finetuner) Step(ctx context.Context) (Event, error) {
 
 // event is an event of the current state, with the run's throughput.
 func (f *Finetuner) event(k EventKind) Event {
-	ev := Event{Kind: k, Step: f.Steps, TotalSteps: f.TotalSteps, Epoch: f.Epoch(), Tokens: f.tokens}
+	ev := Event{Kind: k, Step: f.Steps, TotalSteps: f.TotalSteps, Epoch: f.Epoch(), Tokens: f.tokens, Positions: f.positions}
 	if !f.started.IsZero() {
 		ev.Elapsed = time.Since(f.started)
 		if s := ev.Elapsed.Seconds(); s > 0 {
@@ -284,4 +294,28 @@ func (f *Finetuner) Run(ctx context.Context, onEvent func(Event)) (Metrics, erro
 	done.Metrics = m
 	emit(done)
 	return m, nil
+}
+
+// groupByLength rearranges order, a shuffled order of the features, as HF's
+// LengthGroupedSampler does (group_by_length): it cuts order into megabatches of 50 batches,
+// sorts each by length, longest first, and cuts those into batches of batchSize, so that a
+// batch holds sequences of about one length and little padding. Unlike HF it then shuffles the
+// full batches with rng, so that an epoch does not run from long sequences to short ones; a
+// short last batch stays last, so that every batch but the last is full as without grouping.
+// length(i) is feature i's token count.
+func groupByLength(order []int, length func(i int) int, batchSize int, rng *rand.Rand) {
+	mega := 50 * batchSize
+	for lo := 0; lo < len(order); lo += mega {
+		m := order[lo:min(lo+mega, len(order))]
+		slices.SortStableFunc(m, func(a, b int) int { return length(b) - length(a) })
+	}
+	full := len(order) / batchSize
+	batches := make([][]int, full)
+	for i := range batches {
+		batches[i] = slices.Clone(order[i*batchSize : (i+1)*batchSize])
+	}
+	rng.Shuffle(full, func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+	for i, b := range batches {
+		copy(order[i*batchSize:], b)
+	}
 }

@@ -22,6 +22,8 @@ type TaskDataset interface {
 	Task() bert.Task
 	// Len is the number of features.
 	Len() int
+	// Length is the number of tokens of feature i, padding left out.
+	Length(i int) int
 	// Examples is the number of examples (what metrics count as "n").
 	Examples() int
 	// Batch pads the features idx to their longest and returns the inputs, the labels as
@@ -50,6 +52,9 @@ type features struct {
 
 func (f *features) Task() bert.Task { return f.task }
 func (f *features) Len() int        { return len(f.feats) }
+
+// Length is the number of tokens of feature i.
+func (f *features) Length(i int) int { return len(f.feats[i].ids) }
 
 // Batch pads as HF's DataCollatorWithPadding (and DataCollatorForTokenClassification) do:
 // [PAD] ids, attention mask 0, token type 0, label IgnoreIndex.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,27 +158,73 @@ func TestBuiltinModel(t *testing.T) {
 	screenshot(t, ctx, "builtin-headview")
 
 	// The Training lab fine-tunes the built-in model: part of speech on the web sample, one
-	// epoch at the default learning rate for a model of its width.
-	do(t, ctx, 30*time.Second, "opening the training lab", chromedp.Navigate(base+"#train?text=x&task=pos&epochs=1&bs=16"))
-	wait(t, ctx, 60*time.Second, "the lab", `document.querySelector('[data-role="train"]') && !document.querySelector('[data-role="train"]').disabled`)
-	if lr := eval[string](t, ctx, `document.querySelector('[data-role="lr"]').value`); lr != "0.001" {
-		t.Errorf("the lab's learning rate for %s is %q, want the small models' default 0.001", name, lr)
+	// epoch at the default learning rate for a model of its width, first with the batches in
+	// plain shuffled order ("&group=0", each padded to its longest sentence), then grouped by
+	// length (the default). Reported, not bounded: the time of a step in the page's worker.
+	type call struct {
+		Fn                 string
+		Sent, Answered, Ms float64
 	}
-	start := time.Now()
-	click(t, ctx, `[data-role="train"]`)
-	wait(t, ctx, 300*time.Second, "the end of the run", `document.querySelector('.trainview').dataset.state === 'done' && +document.querySelector('.trainview').dataset.evals === 1`)
-	elapsed := time.Since(start)
-	steps := eval[int](t, ctx, `+document.querySelector('.trainview').dataset.steps`)
-	losses := eval[[]float64](t, ctx, `[...document.querySelector('[data-role="loss-curve"] canvas').bertlabLosses]`)
-	metrics := eval[[]float64](t, ctx, `[...(document.querySelector('[data-role="metric-curve"] canvas').bertlabMetrics || [])]`)
-	if steps == 0 || len(losses) != steps || len(metrics) != 1 {
-		t.Fatalf("%d steps, %d losses, test accuracy %v", steps, len(losses), metrics)
+	padding := map[string]float64{}
+	for _, run := range []struct{ name, query string }{{"shuffled batches", "&group=0"}, {"grouped by length", ""}} {
+		do(t, ctx, 30*time.Second, "opening the training lab", chromedp.Navigate(base+"#train?text=x&task=pos&epochs=1&bs=16"+run.query))
+		do(t, ctx, 30*time.Second, "reloading the page", chromedp.Reload())
+		wait(t, ctx, 60*time.Second, "the lab", `document.querySelector('[data-role="train"]') && !document.querySelector('[data-role="train"]').disabled`)
+		if lr := eval[string](t, ctx, `document.querySelector('[data-role="lr"]').value`); lr != "0.001" {
+			t.Errorf("the lab's learning rate for %s is %q, want the small models' default 0.001", name, lr)
+		}
+		if grouped := eval[bool](t, ctx, `document.querySelector('[data-role="group"]').checked`); grouped != (run.query == "") {
+			t.Errorf("%s: the group-by-length box is %v", run.name, grouped)
+		}
+		start := time.Now()
+		click(t, ctx, `[data-role="train"]`)
+		wait(t, ctx, 300*time.Second, "the end of the run", `document.querySelector('.trainview').dataset.state === 'done' && +document.querySelector('.trainview').dataset.evals === 1`)
+		elapsed := time.Since(start)
+		steps := eval[int](t, ctx, `+document.querySelector('.trainview').dataset.steps`)
+		losses := eval[[]float64](t, ctx, `[...document.querySelector('[data-role="loss-curve"] canvas').bertlabLosses]`)
+		metrics := eval[[]float64](t, ctx, `[...(document.querySelector('[data-role="metric-curve"] canvas').bertlabMetrics || [])]`)
+		if steps == 0 || len(losses) != steps || len(metrics) != 1 {
+			t.Fatalf("%s: %d steps, %d losses, test accuracy %v", run.name, steps, len(losses), metrics)
+		}
+		screenshot(t, ctx, "builtin-train-"+strings.ReplaceAll(run.name, " ", "-"))
+		progress := eval[string](t, ctx, `document.querySelector('[data-role="progress"]').textContent`)
+		m := regexp.MustCompile(`padding (\d+)%`).FindStringSubmatch(progress)
+		if m == nil {
+			t.Fatalf("%s: the progress line %q names no padding share", run.name, progress)
+		}
+		padding[run.name], _ = strconv.ParseFloat(m[1], 64)
+		// The run's worker calls: trainStart, a trainStep per step, and one more for the
+		// evaluation after the epoch.
+		calls := eval[[]call](t, ctx, `window.bertlabWorkerCalls.slice(window.bertlabWorkerCalls.map(c => c.fn).lastIndexOf('trainStart')).filter(c => c.fn === 'trainStart' || c.fn === 'trainStep')`)
+		if len(calls) != steps+2 {
+			t.Fatalf("%s: %d worker calls for %d steps, want trainStart, the steps and the evaluation", run.name, len(calls), steps)
+		}
+		var inWorker []float64
+		sum := 0.0
+		for _, c := range calls[1 : 1+steps] {
+			inWorker, sum = append(inWorker, c.Ms), sum+c.Ms
+		}
+		t.Logf("Training lab, part of speech from %s, %s: %d steps in %v (%.0f ms a step over the whole run); in the worker a step took %.0f ms (median; mean %.0f), trainStart %.0f ms, the evaluation %.0f ms; padding %.0f%% of the positions; loss %.3f -> %.3f, test token accuracy %.1f%%",
+			name, run.name, steps, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(steps), median(inWorker), sum/float64(steps),
+			calls[0].Ms, calls[len(calls)-1].Ms, padding[run.name], losses[0], losses[len(losses)-1], 100*metrics[0])
+		// 44 tags: a model that learnt nothing tags every word with the commonest (about 15%).
+		if metrics[0] < 0.4 {
+			t.Errorf("%s: one epoch of part of speech from %s: test token accuracy %.1f%%, want the pre-trained model to learn (at least 40%%)", run.name, name, 100*metrics[0])
+		}
 	}
-	// Reported, not bounded: the time of a step in the page's worker (batch 16).
-	t.Logf("Training lab, part of speech from %s: %d steps in %v (%.0f ms a step), loss %.3f -> %.3f, test token accuracy %.1f%%",
-		name, steps, elapsed.Round(time.Millisecond), float64(elapsed.Milliseconds())/float64(steps), losses[0], losses[len(losses)-1], 100*metrics[0])
-	// 44 tags: a model that learnt nothing tags every word with the commonest (about 15%).
-	if metrics[0] < 0.4 {
-		t.Errorf("one epoch of part of speech from %s: test token accuracy %.1f%%, want the pre-trained model to learn (at least 40%%)", name, 100*metrics[0])
+	if padding["grouped by length"] >= padding["shuffled batches"]/2 {
+		t.Errorf("padding %.0f%% of the positions grouped by length against %.0f%% shuffled, want under half", padding["grouped by length"], padding["shuffled batches"])
 	}
+}
+
+// median is the middle of xs (the mean of the two middle ones for an even count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }

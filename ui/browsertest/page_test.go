@@ -57,7 +57,8 @@ func checkPreds(t *testing.T, got []pagePred, want pipeline.MaskResult, what str
 // which the first prediction is added to the document, and in window.bertlabWorkerLog a line
 // for each answer of the engine worker: its function, when it was sent and answered, and the
 // time it took in the worker, and for loadURL how much of it went to fetching the files (where
-// the first prediction's time goes).
+// the first prediction's time goes); window.bertlabWorkerCalls holds the same as objects {fn,
+// sent, answered, ms}.
 func watchFirstPrediction(t *testing.T, ctx context.Context) {
 	t.Helper()
 	do(t, ctx, 10*time.Second, "watching for the first prediction", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -66,6 +67,7 @@ func watchFirstPrediction(t *testing.T, ctx context.Context) {
 				if (document.querySelector('.card .pred')) { window.bertlabFirstPrediction = performance.now(); o.disconnect(); }
 			}).observe(document, {childList: true, subtree: true});
 			window.bertlabWorkerLog = [];
+			window.bertlabWorkerCalls = [];
 			if (window.Worker) {
 				const W = window.Worker;
 				window.Worker = class extends W {
@@ -78,6 +80,7 @@ func watchFirstPrediction(t *testing.T, ctx context.Context) {
 						};
 						this.addEventListener('message', (e) => {
 							const s = e.data && sent.get(e.data.id);
+							if (s) window.bertlabWorkerCalls.push({fn: s[0], sent: s[1], answered: performance.now(), ms: e.data.ms});
 							if (s) window.bertlabWorkerLog.push(s[0] + ' ' + Math.round(s[1]) + '-' + Math.round(performance.now()) + ' ms (' + Math.round(e.data.ms) + ' in the worker' +
 								(e.data.fetchMs !== undefined ? ', ' + Math.round(e.data.fetchMs) + ' of them fetching' : '') + ')');
 						});
