@@ -208,3 +208,91 @@ func TestSoftmaxRowGo(t *testing.T) {
 		}
 	}
 }
+
+// gelutanh64 is HF's gelu_new in float64, the reference of GELUTanh, in its sigmoid form
+// x·σ(2u) = x / (1 + exp(-2u)): the tanh form 0.5·x·(1 + tanh u) cancels to 0 in float64 below
+// x ≈ -7.2. gelutanh64Grad is its derivative, the reference of GELUTanhBackward.
+func gelutanh64(x float64) float64 {
+	return x / (1 + math.Exp(-2*math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+}
+
+func gelutanh64Grad(x float64) float64 {
+	c := math.Sqrt(2 / math.Pi)
+	t := math.Tanh(c * (x + 0.044715*x*x*x))
+	return 0.5*(1+t) + 0.5*x*(1-t*t)*c*(1+3*0.044715*x*x)
+}
+
+// TestGELUTanhAccuracy checks GELUTanh (x·σ(2u) in float32 with the softmax's exp kernel) and
+// GELUTanhBackward against the float64 formulas on a dense sweep of [-16, 16] (its length not a
+// whole number of blocks or vectors) and the specials. The forward must be within 8 ulp of the
+// float64 value rounded to float32 from x = -1 up, and within 1e-5 relative below, to x = -9
+// (gelu_new ≈ -6e-31): there it is x·e^{2u}·(1 + …), |2u| up to 40, and the float32 rounding of
+// u moves it by a few parts in 10⁶ (torch's float32 1 + tanh(u) loses it all: it is 0 from
+// x ≈ -4.5); below, within 1e-30 absolute. The derivative, in [-0.17, 1.13], within 3e-7
+// absolute.
+func TestGELUTanhAccuracy(t *testing.T) {
+	var xs []float32
+	erfSweep(16, 241, func(x float32) { xs = append(xs, x) })
+	xs = xs[:len(xs)-3]
+	y := append([]float32(nil), xs...)
+	GELUTanh(y)
+	d := make([]float32, len(xs))
+	for i := range d {
+		d[i] = 1
+	}
+	GELUTanhBackward(d, d, xs)
+	var worstU int64
+	var worstR, worstD float64
+	var atU, atR, atD float32
+	for i, x := range xs {
+		want := gelutanh64(float64(x))
+		switch {
+		case x >= -1:
+			if u := ulps(y[i], float32(want)); u > worstU {
+				worstU, atU = u, x
+			}
+		case x >= -9:
+			if r := math.Abs(float64(y[i])-want) / math.Abs(want); r > worstR {
+				worstR, atR = r, x
+			}
+		default:
+			if math.Abs(float64(y[i])-want) > 1e-30 {
+				t.Errorf("GELUTanh(%g) = %g, want %g", x, y[i], want)
+			}
+		}
+		if e := math.Abs(float64(d[i]) - gelutanh64Grad(float64(x))); e > worstD {
+			worstD, atD = e, x
+		}
+	}
+	t.Logf("%d points: forward worst %d ulp at %g, %.3g relative at %g; backward worst %.3g at %g", len(xs), worstU, atU, worstR, atR, worstD, atD)
+	if worstU > 8 {
+		t.Errorf("GELUTanh(%g): %d ulp from the float64 gelu_new", atU, worstU)
+	}
+	if worstR > 1e-5 {
+		t.Errorf("GELUTanh(%g): %.3g relative from the float64 gelu_new", atR, worstR)
+	}
+	if worstD > 3e-7 {
+		t.Errorf("GELUTanhBackward at %g: error %.3g > 3e-7", atD, worstD)
+	}
+
+	// Specials as the float64 formula gives them: ±0 keep their sign, +Inf stays, the far
+	// negative tail is -0, -Inf (-Inf/Inf) and NaN give NaN; the derivative is 1/2 at 0, 1 at 20,
+	// NaN at +Inf (Inf·0) and NaN, and 0 in the far negative tail down to -Inf (its limit; the
+	// float64 formula's -Inf·0 there is NaN).
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct{ x, y, d float64 }{
+		{0, 0, 0.5}, {math.Copysign(0, -1), math.Copysign(0, -1), 0.5}, {20, 20, 1}, {inf, inf, nan},
+		{-20, math.Copysign(0, -1), 0}, {-1e30, math.Copysign(0, -1), 0}, {-inf, nan, 0}, {nan, nan, nan},
+	} {
+		g := []float32{float32(tc.x)}
+		GELUTanh(g)
+		if math.Float32bits(g[0]) != math.Float32bits(float32(tc.y)) && !(g[0] != g[0] && tc.y != tc.y) {
+			t.Errorf("GELUTanh(%g) = %g, want %g", tc.x, g[0], tc.y)
+		}
+		dd := []float32{1}
+		GELUTanhBackward(dd, dd, []float32{float32(tc.x)})
+		if float64(dd[0]) != tc.d && !(dd[0] != dd[0] && tc.d != tc.d) {
+			t.Errorf("GELUTanhBackward at %g = %g, want %g", tc.x, dd[0], tc.d)
+		}
+	}
+}

@@ -261,13 +261,51 @@ func geluGo(x []float32) {
 	}
 }
 
-// GELUTanh applies the tanh approximation of GELU in place (HF "gelu_new", "gelu_pytorch_tanh").
+// GELUTanh applies the tanh approximation of GELU in place (HF "gelu_new", "gelu_pytorch_tanh"):
+//
+//	0.5·x·(1 + tanh(u)) = x·σ(2u) = x / (1 + exp(-2u)),  u = √(2/π)·(x + 0.044715x³)
+//
+// in float32, the exponentials taken gelutanhBlock at a time by the softmax's kernel (expf, 2
+// ulp), so that the tail of 1 + tanh(u) near 0 keeps its relative precision; within a few ulp
+// of the float64 formula (TestGELUTanhAccuracy). Below x = gelutanhTail it is x·0 (-0), as the
+// float64 formula gives it there, where the value is under 1e-36.
 func GELUTanh(x []float32) {
-	const c = 0.7978845608028654 // sqrt(2/pi)
-	for i, v := range x {
-		u := float64(v)
-		x[i] = float32(0.5 * u * (1 + math.Tanh(c*(u+0.044715*u*u*u))))
+	var z [gelutanhBlock]float32
+	for lo := 0; lo < len(x); lo += gelutanhBlock {
+		b := x[lo:min(lo+gelutanhBlock, len(x))]
+		e := z[:len(b)]
+		gelutanhExp(e, b)
+		for i, v := range b {
+			if v < gelutanhTail {
+				b[i] = v * 0
+			} else {
+				b[i] = v / (1 + e[i])
+			}
+		}
 	}
+}
+
+// gelutanhBlock is the number of elements GELUTanh and GELUTanhBackward take at a time;
+// gelutanhTail is where they stop computing: from there down gelu_new is under 1e-36 and its
+// derivative under 1e-34, and exp(-2u) overflows float32 soon after (x ≈ -10.07).
+const (
+	gelutanhBlock = 256
+	gelutanhTail  = -10
+)
+
+// gelutanhExp sets e[i] = exp(-2u(x[i])) for GELUTanh, the exponent capped at 88 (past
+// gelutanhTail: the exp kernels are for the softmax's exponents, which are never large).
+func gelutanhExp(e, x []float32) {
+	const c2 = -2 * 0.7978845608028654 // -2·√(2/π)
+	x = x[:len(e)]
+	for i, v := range x {
+		z := float32(c2) * (v + 0.044715*v*v*v)
+		if z > 88 {
+			z = 88
+		}
+		e[i] = z
+	}
+	expShiftSum(e, e, 0)
 }
 
 // ReLU applies max(0, x) in place.

@@ -246,18 +246,34 @@ func geluBackwardGo(dx, dy, x []float32) {
 }
 
 // GELUTanhBackward is the backward of GELUTanh given its input x (dx may alias dy): with
-// t = tanh(c·(x + 0.044715x³)) and c = √(2/π),
+// s = σ(2u) = 1/(1 + e), e = exp(-2u), u = c·(x + 0.044715x³) and c = √(2/π),
 //
-//	dx[i] = dy[i] * (0.5·(1 + t) + 0.5·x·(1 - t²)·c·(1 + 3·0.044715x²))
+//	dx[i] = dy[i] · (s + 2x·s·(1 - s)·c·(1 + 3·0.044715x²))
+//
+// which is 0.5·(1 + t) + 0.5·x·(1 - t²)·u' with t = tanh(u) = 2s - 1; 1 - s is taken as e·s
+// where s is near 1, so that it keeps its precision, and the derivative is 0 below
+// gelutanhTail (under 1e-34 there).
 func GELUTanhBackward(dx, dy, x []float32) {
 	const c = 0.7978845608028654 // sqrt(2/pi)
 	x = x[:len(dx)]
 	dy = dy[:len(dx)]
-	for i, v := range x {
-		u := float64(v)
-		t := math.Tanh(c * (u + 0.044715*u*u*u))
-		d := 0.5*(1+t) + 0.5*u*(1-t*t)*c*(1+3*0.044715*u*u)
-		dx[i] = dy[i] * float32(d)
+	var z [gelutanhBlock]float32
+	for lo := 0; lo < len(dx); lo += gelutanhBlock {
+		hi := min(lo+gelutanhBlock, len(dx))
+		xb, e := x[lo:hi], z[:hi-lo]
+		gelutanhExp(e, xb)
+		for i, v := range xb {
+			s := 1 / (1 + e[i])
+			var d float32 // 0 in the far negative tail
+			if !(v < gelutanhTail) {
+				q := 1 - s // 1 - s, exact enough where s <= 1/2; e·s where s is near 1
+				if e[i] < 1 {
+					q = e[i] * s
+				}
+				d = s + 2*v*s*q*(c*(1+3*0.044715*v*v))
+			}
+			dx[lo+i] = dy[lo+i] * d
+		}
 	}
 }
 
