@@ -212,6 +212,9 @@ func TestBuiltinModel(t *testing.T) {
 			t.Errorf("%s: one epoch of part of speech from %s: test token accuracy %.1f%%, want the pre-trained model to learn (at least 40%%)", run.name, name, 100*metrics[0])
 		}
 	}
+	// The box turns grouping off, and the address keeps it.
+	click(t, ctx, `[data-role="group"]`)
+	wait(t, ctx, 10*time.Second, "the address to say group=0", `location.hash.includes('group=0') && !document.querySelector('[data-role="group"]').checked`)
 	if padding["grouped by length"] >= padding["shuffled batches"]/2 {
 		t.Errorf("padding %.0f%% of the positions grouped by length against %.0f%% shuffled, want under half", padding["grouped by length"], padding["shuffled batches"])
 	}
