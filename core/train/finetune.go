@@ -300,8 +300,9 @@ func (f *Finetuner) Run(ctx context.Context, onEvent func(Event)) (Metrics, erro
 // LengthGroupedSampler does (group_by_length): it cuts order into megabatches of 50 batches,
 // sorts each by length, longest first, and cuts those into batches of batchSize, so that a
 // batch holds sequences of about one length and little padding. Unlike HF it then shuffles the
-// full batches with rng, so that an epoch does not run from long sequences to short ones; a
-// short last batch stays last, so that every batch but the last is full as without grouping.
+// full batches with rng, so that an epoch does not run from long sequences to short ones; as HF
+// it puts the batch of the longest feature first; a short last batch stays last, so that every
+// batch but the last is full as without grouping.
 // length(i) is feature i's token count.
 func groupByLength(order []int, length func(i int) int, batchSize int, rng *rand.Rand) {
 	mega := 50 * batchSize
@@ -315,6 +316,20 @@ func groupByLength(order []int, length func(i int) int, batchSize int, rng *rand
 		batches[i] = slices.Clone(order[i*batchSize : (i+1)*batchSize])
 	}
 	rng.Shuffle(full, func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+	// The batch of the longest feature goes first, as HF puts it: a batch too big for the
+	// memory fails at the first step, not in the middle of the run, and the step's buffers grow
+	// to their size once.
+	longest, at := -1, 0
+	for i, b := range batches {
+		for _, f := range b {
+			if l := length(f); l > longest {
+				longest, at = l, i
+			}
+		}
+	}
+	if full > 0 {
+		batches[0], batches[at] = batches[at], batches[0]
+	}
 	for i, b := range batches {
 		copy(order[i*batchSize:], b)
 	}

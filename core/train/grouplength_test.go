@@ -12,7 +12,8 @@ import (
 // TestGroupByLength checks groupByLength's order on lengths drawn at random: it is a
 // permutation of the order it was given; within one megabatch every full batch is a run of the
 // megabatch sorted by length (no two batches' length ranges overlap); the short last batch
-// holds the shortest features and stays last; the batches are not left longest first; and the
+// holds the shortest features and stays last; the first batch holds the longest feature, and
+// the others are not left longest first; and the
 // padding of batches cut from it is less than from the plain shuffled order.
 func TestGroupByLength(t *testing.T) {
 	for _, tc := range []struct {
@@ -35,6 +36,12 @@ func TestGroupByLength(t *testing.T) {
 
 		if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, slices.Sorted(slices.Values(plain))) {
 			t.Fatalf("n %d batch %d: the grouped order is not a permutation of the features", tc.n, tc.batch)
+		}
+		if tc.n >= tc.batch {
+			longest := slices.Max(lengths)
+			if !slices.ContainsFunc(order[:tc.batch], func(i int) bool { return lengths[i] == longest }) {
+				t.Errorf("n %d batch %d: the first batch does not hold the longest feature (%d)", tc.n, tc.batch, longest)
+			}
 		}
 		padding := func(o []int) (pad int) {
 			for lo := 0; lo < len(o); lo += tc.batch {
