@@ -155,7 +155,7 @@ func TestFinetuneTagAndQA(t *testing.T) {
 	}
 	conllF := writeFile(t, "pos.conll", conll.String())
 	out := filepath.Join(t.TempDir(), "tagger")
-	if _, stderr, code := bertlab(t, "", "finetune", "--task", "tag", "--model", model, "--train", conllF, "--dev", conllF, "--out", out, "--epochs", "4", "--batch", "8", "--lr", "5e-3"); code != 0 {
+	if _, stderr, code := bertlab(t, "", "finetune", "--task", "tag", "--model", model, "--train", conllF, "--dev", conllF, "--out", out, "--epochs", "4", "--batch", "8", "--lr", "5e-3", "--group-by-length"); code != 0 {
 		t.Fatalf("tag: exit %d: %s", code, stderr)
 	}
 	m := evalJSON(t, "--task", "tag", "--model", out, "--data", conllF)
