@@ -169,19 +169,27 @@ func tagged(n int, seed uint64) []dataset.TaggedSentence {
 	return out
 }
 
-func TestFinetuneTaggerLearns(t *testing.T) {
-	tok := ftTokenizer(t)
+// taggingSets is the tagging task of the tests: 48 training and 16 dev sentences of tagged,
+// their labels, as datasets for tok of at most 32 tokens.
+func taggingSets(t *testing.T, tok *tokenizer.Tokenizer) (labels []string, td, dd *TaggingData) {
+	t.Helper()
 	train, dev := tagged(48, 1), tagged(16, 2)
-	labels := TagLabels(train)
-	m := ftModel(t, tok, bert.TokenClassification, labels)
+	labels = TagLabels(train)
 	td, err := NewTaggingData(tok, train, labels, 32)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dd, err := NewTaggingData(tok, dev, labels, 32)
+	dd, err = NewTaggingData(tok, dev, labels, 32)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return labels, td, dd
+}
+
+func TestFinetuneTaggerLearns(t *testing.T) {
+	tok := ftTokenizer(t)
+	labels, td, dd := taggingSets(t, tok)
+	m := ftModel(t, tok, bert.TokenClassification, labels)
 	c := DefaultFinetune()
 	c.Epochs, c.BatchSize, c.LR, c.Seed = 6, 16, 3e-3, 1
 	f, err := NewFinetuner(m, td, dd, c)

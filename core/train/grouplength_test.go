@@ -98,16 +98,7 @@ func TestGroupByLength(t *testing.T) {
 // in fewer padded positions than without, and the tagger still learns.
 func TestFinetuneGroupByLength(t *testing.T) {
 	tok := ftTokenizer(t)
-	train, dev := tagged(48, 1), tagged(16, 2)
-	labels := TagLabels(train)
-	td, err := NewTaggingData(tok, train, labels, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dd, err := NewTaggingData(tok, dev, labels, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
+	labels, td, dd := taggingSets(t, tok)
 	positions := map[bool]int{}
 	for _, grouped := range []bool{false, true} {
 		c := DefaultFinetune()
