@@ -143,8 +143,9 @@ vocab: build
 pretrain:
 	bash scripts/pretrain.sh
 
-# The run's newest checkpoint as F16 in checkpoints/bertlab-mini (commit it when work pauses: a
-# fresh machine's make pretrain carries the run on from there); and its cloze figures.
+# The run's newest checkpoint as F16 in checkpoints/bertlab-mini, or as an 8-bit delta from the
+# F16 weights there in checkpoints/bertlab-mini/delta (FULL=1: F16 again); commit it when work
+# pauses: a fresh machine's make pretrain carries the run on from there. And its cloze figures.
 pretrain-restart:
 	bash scripts/pretrain.sh restart
 pretrain-cloze:

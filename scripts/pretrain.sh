@@ -29,14 +29,16 @@
 # tinydata and on rt-polarity, part of speech on UD English-EWT) to the card; `... wasm` checks
 # that the wasm build (Node) gives the same figures; `... cloze` scores the newest checkpoint of
 # the run on the cloze sets; `... restart` writes the newest checkpoint's weights as F16 to
-# $RESTART (commit it: a fresh machine carries the run on from there); `... measure` times a few
+# $RESTART (commit it: a fresh machine carries the run on from there), or, when $RESTART holds
+# such weights already, as an 8-bit delta from them to $RESTART/delta (half the bytes; FULL=1
+# writes F16 again); `... measure` times a few
 # steps of each candidate size; `... vocab` stops after the vocabulary; `... card` writes the
 # folder and card again.
 #
 # Overrides (environment): SHARED_DATA, CORPUS, LAYERS, HIDDEN, HEADS, VOCAB_SIZE, POSITIONS,
 # SEQ, BATCH, MASK_PROB, STEPS, LR, WARMUP, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS,
-# NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, RESTART, REWARM, NOTE; for finetune
-# SENT_EPOCHS, POS_EPOCHS, SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for
+# NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, RESTART, REWARM, NOTE; for restart
+# FULL; for finetune SENT_EPOCHS, POS_EPOCHS, SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for
 # measure CANDIDATES ("LAYERSxHIDDEN ..."), MSTEPS. A short trial: STEPS=20 PRIOR_STEPS=10
 # NSP_STEPS=10 NAME=trial OUT=/tmp/trial WORK=/tmp/trial-work RESTART=/tmp/trial-restart bash
 # scripts/pretrain.sh
@@ -57,7 +59,7 @@ POSITIONS=${POSITIONS:-128}
 SEQ=${SEQ:-128}
 BATCH=${BATCH:-8}
 MASK_PROB=${MASK_PROB:-0.2}
-STEPS=${STEPS:-150000}
+STEPS=${STEPS:-130000}
 LR=${LR:-7e-4}
 WARMUP=${WARMUP:-3000}
 # Layer.head and offset of each head the prior shapes (see bertlab pretrain --neighbour-heads).
@@ -177,6 +179,31 @@ restart)
   m=$(newest "$MLM_DIR")
   [ -n "$m" ] || { echo "pretrain.sh restart: no checkpoint in $MLM_DIR" >&2; exit 1; }
   step=${m##*-}
+  if [ -f "$RESTART/step" ] && [ -z "${FULL:-}" ]; then
+    # $RESTART already holds a base (committed): the new point as an 8-bit delta from it, half
+    # the bytes of F16 (the restart commits stay under the issue's 100 MB), in $RESTART/delta.
+    tmp="$RESTART/delta.tmp"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    cat "$RESTART"/model.safetensors.part-* >"$tmp/model.safetensors"
+    (cd "$tmp" && cp ../model.safetensors.sha256 . && sha256sum -c --quiet model.safetensors.sha256) ||
+      { echo "pretrain.sh restart: the base in $RESTART does not match its sum (write a full one with FULL=1)" >&2; exit 1; }
+    "$BERTLAB" delta --base "$tmp/model.safetensors" --target "$m/model.safetensors" --out "$tmp/model.delta.safetensors"
+    rm "$tmp/model.safetensors" "$tmp/model.safetensors.sha256"
+    echo "$step" >"$tmp/step"
+    (cd "$tmp" && sha256sum model.delta.safetensors >model.delta.safetensors.sha256)
+    {
+      echo "# The run's newest restart point, as a delta"
+      echo
+      echo "The weights of \`$m\` (step $step of $STEPS) as an 8-bit delta from the F16 weights one"
+      echo "folder up (step $(cat "$RESTART/step")): \`bertlab delta --base ../model.safetensors --apply"
+      echo "model.delta.safetensors --out FILE\` gives them back as F32, each value within half its block's"
+      echo "scale (\`core/hf/delta.go\`). \`make pretrain\` on a machine without \`build/\` applies it and carries"
+      echo "the run on from step $step. Half the bytes of F16, so that the restart commits stay under 100 MB."
+    } >"$tmp/README.md"
+    rm -rf "$RESTART/delta" && mv "$tmp" "$RESTART/delta"
+    echo "wrote $RESTART/delta (step $step, from the base at step $(cat "$RESTART/step")): commit it"
+    exit 0
+  fi
   tmp="$RESTART.tmp"
   rm -rf "$tmp"
   "$BERTLAB" convert --model "$m" --dtype F16 --out "$tmp"
@@ -390,7 +417,16 @@ elif [ -f "$RESTART/step" ]; then
   cp "$RESTART"/*.json "$RESTART"/vocab.txt "$RESTART"/model.safetensors.sha256 "$WORK/restart/"
   cat "$RESTART"/model.safetensors.part-* >"$WORK/restart/model.safetensors"
   (cd "$WORK/restart" && sha256sum -c --quiet model.safetensors.sha256)
-  from=(--model "$WORK/restart" --start-step "$(cat "$RESTART/step")" --rewarm "$REWARM")
+  rstep=$(cat "$RESTART/step")
+  if [ -f "$RESTART/delta/step" ]; then
+    # The newer point stored as a delta from those weights (pretrain.sh restart).
+    (cd "$RESTART/delta" && sha256sum -c --quiet model.delta.safetensors.sha256)
+    "$BERTLAB" delta --base "$WORK/restart/model.safetensors" --apply "$RESTART/delta/model.delta.safetensors" \
+      --out "$WORK/restart/model.applied.safetensors"
+    mv "$WORK/restart/model.applied.safetensors" "$WORK/restart/model.safetensors"
+    rstep=$(cat "$RESTART/delta/step")
+  fi
+  from=(--model "$WORK/restart" --start-step "$rstep" --rewarm "$REWARM")
   echo "${from[*]}" >"$WORK/mlm-from.txt"
   echo "carrying the run on from $RESTART at step ${from[3]}"
   "${MLM_CMD[@]}" "${from[@]}"

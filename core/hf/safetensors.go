@@ -353,6 +353,23 @@ func (f *File) Int64(name string) ([]int64, []int, error) {
 	return dst, slices.Clone(ti.Shape), nil
 }
 
+// Int8 reads the named I8 tensor into a new slice and returns it with its shape; for the
+// quantized values of a delta file (ApplyDelta).
+func (f *File) Int8(name string) ([]int8, []int, error) {
+	ti, err := f.lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ti.DType != I8 {
+		return nil, nil, fmt.Errorf("%sdtype %s cannot be read as int8 (I8 can)", prefix(f.name, name), ti.DType)
+	}
+	dst := make([]int8, ti.NumElements())
+	if err := readFull(f.r, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)), f.dataOff+ti.Begin); err != nil {
+		return nil, nil, fmt.Errorf("%sreading data: %w", prefix(f.name, name), err)
+	}
+	return dst, slices.Clone(ti.Shape), nil
+}
+
 // convert reads the n elements of size esize of tensor ti in pieces of at most convChunk bytes and
 // hands each piece to put with the index of its first element.
 func (f *File) convert(ti *TensorInfo, esize, n int, put func(b []byte, first int)) error {

@@ -251,6 +251,7 @@ func TestRoundTrip(t *testing.T) {
 				{Name: "empty", Shape: []int{0, 4}, Data: []float32{}},
 				{Name: "ids", Shape: []int{len(ints)}, Int64: ints},
 				{Name: "empty_ids", Shape: []int{0}, Int64: []int64{}},
+				{Name: "i8", Shape: []int{5}, Int8: []int8{0, 1, -1, math.MaxInt8, math.MinInt8}},
 			}
 			meta := map[string]string{"a": "1", "quote\"s": "line\nbreak\ttab\\", "html": "<b>&</b>", "unicode": "日本語 ✓", "ctl": "\x01\x1f", "": "empty key"}
 			b := encodeBytes(t, ts, WriteOptions{DType: dt, Metadata: meta})
@@ -287,11 +288,20 @@ func TestRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			for _, tt := range ts[4:] {
+			for _, tt := range ts[4:6] {
 				got, _, err := f.Int64(tt.Name)
 				if err != nil || !slices.Equal(got, tt.Int64) {
 					t.Errorf("%s: %v %v, want %v", tt.Name, got, err, tt.Int64)
 				}
+			}
+			if got, shape, err := f.Int8("i8"); err != nil || !slices.Equal(got, ts[6].Int8) || !slices.Equal(shape, []int{5}) {
+				t.Errorf("i8: %v %v %v, want %v [5]", got, shape, err, ts[6].Int8)
+			}
+			if ti, _ := f.Info("i8"); ti.DType != I8 || ti.End-ti.Begin != 5 {
+				t.Errorf("i8 stored as %s in %d bytes, want I8 in 5", ti.DType, ti.End-ti.Begin)
+			}
+			if _, _, err := f.Int8("ramp"); err == nil || !strings.Contains(err.Error(), "cannot be read as int8") {
+				t.Errorf("Int8 of a float tensor: %v", err)
 			}
 			// The rounding itself: F16 keeps 11 significant bits, BF16 8 (normal range).
 			relErr := map[DType]float64{F32: 0, F16: 1.0 / 2048, BF16: 1.0 / 256}[stored]
@@ -551,7 +561,9 @@ func TestWriteValidation(t *testing.T) {
 		{"negative dim", []Tensor{{Name: "w", Shape: []int{-1}, Data: nil}}, WriteOptions{}, `tensor "w": shape [-1] has a negative dimension`},
 		{"overflow", []Tensor{{Name: "w", Shape: []int{1 << 40, 1 << 40}, Data: nil}}, WriteOptions{}, `more elements than fit in int64`},
 		{"duplicate", []Tensor{ok, ok}, WriteOptions{}, `tensor "ok": appears twice (duplicate name)`},
-		{"both data kinds", []Tensor{{Name: "w", Shape: []int{1}, Data: []float32{1}, Int64: []int64{1}}}, WriteOptions{}, `tensor "w": both Data and Int64 are set`},
+		{"both data kinds", []Tensor{{Name: "w", Shape: []int{1}, Data: []float32{1}, Int64: []int64{1}}}, WriteOptions{}, `tensor "w": more than one of Data, Int64 and Int8 is set`},
+		{"float and int8", []Tensor{{Name: "w", Shape: []int{1}, Data: []float32{1}, Int8: []int8{1}}}, WriteOptions{}, `tensor "w": more than one of Data, Int64 and Int8 is set`},
+		{"int8 shape", []Tensor{{Name: "w", Shape: []int{3}, Int8: []int8{1, 2}}}, WriteOptions{}, `tensor "w": shape [3] has 3 elements but the data holds 2`},
 		{"empty name", []Tensor{{Shape: []int{}, Data: []float32{1}}}, WriteOptions{}, `a tensor has an empty name`},
 		{"reserved name", []Tensor{{Name: "__metadata__", Shape: []int{}, Data: []float32{1}}}, WriteOptions{}, `tensor "__metadata__": the name is reserved`},
 		{"bad UTF-8 name", []Tensor{{Name: "a\xff", Shape: []int{}, Data: []float32{1}}}, WriteOptions{}, `not valid UTF-8`},

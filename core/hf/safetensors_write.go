@@ -24,6 +24,9 @@ type Tensor struct {
 	// Int64, when non-nil, makes this an integer tensor stored as I64 (input_ids [B, S], labels,
 	// ...); Data must then be nil and len(Int64) the product of Shape.
 	Int64 []int64
+	// Int8, when non-nil, makes this an integer tensor stored as I8 (the quantized values of a
+	// delta file, see WriteDelta); Data and Int64 must then be nil.
+	Int8 []int8
 }
 
 // WriteOptions says how Write and Encode store the tensors.
@@ -152,14 +155,17 @@ func prepare(file string, tensors []Tensor, opt WriteOptions) ([]byte, DType, er
 			return nil, "", fail("the name is not valid UTF-8")
 		case seen[t.Name]:
 			return nil, "", fail("appears twice (duplicate name)")
-		case t.Data != nil && t.Int64 != nil:
-			return nil, "", fail("both Data and Int64 are set; a tensor holds one or the other")
+		case (t.Data != nil) && (t.Int64 != nil) || (t.Data != nil || t.Int64 != nil) && t.Int8 != nil:
+			return nil, "", fail("more than one of Data, Int64 and Int8 is set; a tensor holds one of them")
 		}
 		seen[t.Name] = true
 		count, dims := int64(1), len(t.Data)
 		td := dtype
-		if t.Int64 != nil {
+		switch {
+		case t.Int64 != nil:
 			dims, td = len(t.Int64), I64
+		case t.Int8 != nil:
+			dims, td = len(t.Int8), I8
 		}
 		for _, d := range t.Shape {
 			if d < 0 {
@@ -208,9 +214,12 @@ func encode(w io.Writer, head []byte, tensors []Tensor, dtype DType) error {
 	}
 	total := 0
 	for _, t := range tensors {
-		if t.Int64 != nil {
+		switch {
+		case t.Int64 != nil:
 			total += 8 * len(t.Int64)
-		} else {
+		case t.Int8 != nil:
+			total += len(t.Int8)
+		default:
 			total += dtype.Size() * len(t.Data)
 		}
 	}
@@ -222,6 +231,12 @@ func encode(w io.Writer, head []byte, tensors []Tensor, dtype DType) error {
 			err = bw.put(len(t.Int64), 8, func(b []byte, first int) {
 				for j := range len(b) / 8 {
 					binary.LittleEndian.PutUint64(b[8*j:], uint64(t.Int64[first+j]))
+				}
+			})
+		case t.Int8 != nil:
+			err = bw.put(len(t.Int8), 1, func(b []byte, first int) {
+				for j := range b {
+					b[j] = byte(t.Int8[first+j])
 				}
 			})
 		case dtype == F32:
