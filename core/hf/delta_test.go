@@ -118,7 +118,9 @@ func TestDeltaRoundTrip(t *testing.T) {
 }
 
 func TestDeltaErrors(t *testing.T) {
-	w := func(name string, shape []int, data ...float32) Tensor { return Tensor{Name: name, Shape: shape, Data: data} }
+	w := func(name string, shape []int, data ...float32) Tensor {
+		return Tensor{Name: name, Shape: shape, Data: data}
+	}
 	file := func(dt DType, ts ...Tensor) *File { return mustReader(t, encodeBytes(t, ts, WriteOptions{DType: dt})) }
 	base := file(F16, w("a", []int{2}, 1, 2), w("b", []int{1}, 3))
 	good, _, err := MakeDelta(base, file(F32, w("a", []int{2}, 1.5, 2), w("b", []int{1}, 2)))
@@ -178,7 +180,9 @@ func TestDeltaErrors(t *testing.T) {
 // FuzzApplyDelta: whatever bytes the delta file holds, ApplyDelta returns tensors or an error,
 // never a panic, and reads no more than the base's size.
 func FuzzApplyDelta(f *testing.F) {
-	w := func(name string, shape []int, data ...float32) Tensor { return Tensor{Name: name, Shape: shape, Data: data} }
+	w := func(name string, shape []int, data ...float32) Tensor {
+		return Tensor{Name: name, Shape: shape, Data: data}
+	}
 	enc := func(ts []Tensor) []byte {
 		var b strings.Builder
 		if err := Encode(&b, ts, WriteOptions{}); err != nil {
