@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bertlab/bertlab/core/bert"
 	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/train"
@@ -138,6 +139,56 @@ func TestFinetuneStop(t *testing.T) {
 	for _, bad := range []engine.FinetuneRequest{{Task: "qa", Epochs: 1, LR: 1e-3, BatchSize: 4}, {Task: engine.TaskPOS, Epochs: 0, LR: 1e-3, BatchSize: 4}, {Task: engine.TaskPOS, Epochs: 1, LR: 2, BatchSize: 4}} {
 		if _, err := NewFinetune(f.Model, f.Tokenizer, bad); err == nil {
 			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// TestCopyWithHeadEqualsFolderRoundTrip: the task model copyWithHead makes is, weight for
+// weight and bit for bit, the one a folder of body loaded with the task's head gives (what it
+// did before, through safetensors in memory), for each task; and it shares no memory with body.
+func TestCopyWithHeadEqualsFolderRoundTrip(t *testing.T) {
+	f := loadFixture(t)
+	body := f.Model
+	var ts []hf.Tensor
+	for _, p := range body.Params() {
+		ts = append(ts, hf.Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+	}
+	var buf bytes.Buffer
+	if err := hf.Encode(&buf, ts, hf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		task   bert.Task
+		labels []string
+	}{{bert.SequenceClassification, []string{"neg", "pos"}}, {bert.TokenClassification, []string{"ADJ", "NOUN", "VERB"}}, {bert.QuestionAnswering, nil}} {
+		want, _, err := hf.LoadTaskModelReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), hf.WeightsFile, body.Config, tc.task,
+			hf.TaskLoadOptions{Labels: tc.labels, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := copyWithHead(body, tc.task, tc.labels, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wp, gp := want.Params(), got.Params()
+		if len(wp) != len(gp) || !slices.Equal(want.Labels, got.Labels) {
+			t.Fatalf("%s: %d parameters, labels %q; want %d, %q", tc.task, len(gp), got.Labels, len(wp), want.Labels)
+		}
+		for i := range wp {
+			if wp[i].Name != gp[i].Name || !slices.Equal(wp[i].T.Shape, gp[i].T.Shape) {
+				t.Fatalf("%s: parameter %d is %s %v, want %s %v", tc.task, i, gp[i].Name, gp[i].T.Shape, wp[i].Name, wp[i].T.Shape)
+			}
+			for j, v := range wp[i].T.Data {
+				if math.Float32bits(gp[i].T.Data[j]) != math.Float32bits(v) {
+					t.Fatalf("%s: %s[%d] = %v, want %v", tc.task, gp[i].Name, j, gp[i].T.Data[j], v)
+				}
+			}
+		}
+		// No memory shared with body: writing the copy leaves body as it was.
+		old := body.Params()[0].T.Data[0]
+		got.Bert.Params()[0].T.Data[0] = old + 1
+		if body.Params()[0].T.Data[0] != old {
+			t.Fatalf("%s: the copy shares its weights with body", tc.task)
 		}
 	}
 }
