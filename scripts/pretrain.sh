@@ -59,7 +59,7 @@ POSITIONS=${POSITIONS:-128}
 SEQ=${SEQ:-128}
 BATCH=${BATCH:-8}
 MASK_PROB=${MASK_PROB:-0.2}
-STEPS=${STEPS:-130000}
+STEPS=${STEPS:-120000}
 LR=${LR:-7e-4}
 WARMUP=${WARMUP:-3000}
 # Layer.head and offset of each head the prior shapes (see bertlab pretrain --neighbour-heads).
