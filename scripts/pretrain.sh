@@ -38,7 +38,7 @@
 # Overrides (environment): SHARED_DATA, CORPUS, LAYERS, HIDDEN, HEADS, VOCAB_SIZE, POSITIONS,
 # SEQ, BATCH, MASK_PROB, STEPS, LR, WARMUP, PRIOR_HEADS, PRIOR_WEIGHT, PRIOR_STEPS, NSP_STEPS,
 # NSP_LR, EVAL_EVERY, SAVE_EVERY, SEED, NAME, OUT, WORK, RESTART, REWARM, NOTE; for restart
-# FULL; for finetune SENT_EPOCHS, POS_EPOCHS, SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for
+# FULL, CHECKPOINT; for finetune SENT_EPOCHS, POS_EPOCHS, SENT_LR, POS_LR, FT_BATCH; for wasm FT_LR, FT_BATCH, WASM_FT_N; for
 # measure CANDIDATES ("LAYERSxHIDDEN ..."), MSTEPS. A short trial: STEPS=20 PRIOR_STEPS=10
 # NSP_STEPS=10 NAME=trial OUT=/tmp/trial WORK=/tmp/trial-work RESTART=/tmp/trial-restart bash
 # scripts/pretrain.sh
@@ -176,8 +176,10 @@ cloze)
 # restart: the newest checkpoint's weights as F16 in $RESTART with the step they were saved at,
 # for a commit: on a fresh machine stage 2 carries the run on from there.
 restart)
-  m=$(newest "$MLM_DIR")
-  [ -n "$m" ] || { echo "pretrain.sh restart: no checkpoint in $MLM_DIR" >&2; exit 1; }
+  # CHECKPOINT=DIR names another checkpoint than the newest (one before the last step, so that
+  # the stage carried on from it on a fresh machine still has a step to run).
+  m=${CHECKPOINT:-$(newest "$MLM_DIR")}
+  [ -n "$m" ] && [ -f "$m/model.safetensors" ] || { echo "pretrain.sh restart: no checkpoint ${m:-in $MLM_DIR}" >&2; exit 1; }
   step=${m##*-}
   if [ -f "$RESTART/step" ] && [ -z "${FULL:-}" ]; then
     # $RESTART already holds a base (committed): the new point as an 8-bit delta from it, half
