@@ -92,7 +92,7 @@ func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model
 	// The decoder bias's gradient is summed by the cross entropy, row by row while each row of
 	// dl is in cache (labels checked already).
 	loss, _, _ := crossEntropyBackward(dl, logits.Data, m.Config.VocabSize, lab, 1, g.MLM.Bias.Data)
-	m.mlmScatter(rows, m.mlmHeadBackwardBias(ma, dl, len(rows), g, nil), dh)
+	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, len(rows), g, nil), dh)
 	return loss
 }
 
@@ -128,14 +128,9 @@ func (m *Model) mlmScatter(rows []int, din *tensor.Tensor, dh []float32) {
 }
 
 // mlmHeadBackward is the backward of mlmHead on n rows with the activations ma: it adds the
-// head's parameter gradients to g and returns d in [n, H] for dl = d loss / d logits [n, V].
-func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model) *tensor.Tensor {
-	return m.mlmHeadBackwardBias(ma, dl, n, g, g.MLM.Bias.Data)
-}
-
-// mlmHeadBackwardBias is mlmHeadBackward with the decoder bias's gradient added to db, or not
-// at all when db is nil (the caller has added it).
-func (m *Model) mlmHeadBackwardBias(ma *mlmActs, dl []float32, n int, g *Model, db []float32) *tensor.Tensor {
+// head's parameter gradients to g, the decoder bias's to db (g.MLM.Bias.Data, or nil when the
+// caller has added it), and returns d in [n, H] for dl = d loss / d logits [n, V].
+func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model, db []float32) *tensor.Tensor {
 	H, V, E := m.Config.HiddenSize, m.Config.VocabSize, m.Config.EmbDim()
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
 	dt := tensor.New(n, E)

@@ -315,7 +315,7 @@ func (m *Model) mlmDistilBackward(a *Activations, labels []int, tMLM []float32, 
 			hard += hards[i]
 			soft += softs[i]
 		}
-		m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g), dh)
+		m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g, g.MLM.Bias.Data), dh)
 		return hard / float64(n), soft / float64(n)
 	}
 	wh, ws := float32(w.Hard/float64(n)), float32(w.Soft/float64(n))
@@ -360,7 +360,7 @@ func (m *Model) mlmDistilBackward(a *Activations, labels []int, tMLM []float32, 
 		hard += hards[i]
 		soft += softs[i]
 	}
-	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g), dh)
+	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g, g.MLM.Bias.Data), dh)
 	return hard / float64(n), soft / float64(n)
 }
 

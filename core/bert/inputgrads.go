@@ -187,5 +187,5 @@ func (m *Model) MLMHeadBackward(h, dLogits *tensor.Tensor, g *Grads) (*tensor.Te
 	in := &tensor.Tensor{Shape: []int{n, m.Config.HiddenSize}, Data: h.Data}
 	var ma mlmActs
 	m.mlmHead(in, n, p, &ma, nil)
-	return m.mlmHeadBackward(&ma, dLogits.Data, n, g.g), nil
+	return m.mlmHeadBackward(&ma, dLogits.Data, n, g.g, g.g.MLM.Bias.Data), nil
 }
