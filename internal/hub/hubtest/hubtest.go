@@ -66,8 +66,8 @@ func New(t interface {
 	Cleanup(func())
 }, token string) *Server {
 	s := &Server{token: token, repos: map[string]*repo{}, blobs: map[string][]byte{}, corrupt: map[string]bool{}, cut: map[string]int64{}}
-	s.cdn = httptest.NewServer(http.HandlerFunc(s.serveCDN))
-	s.hub = httptest.NewServer(http.HandlerFunc(s.serveHub))
+	s.cdn = httptest.NewServer(s.recorded("cdn", s.serveCDN))
+	s.hub = httptest.NewServer(s.recorded("hub", s.serveHub))
 	s.URL = s.hub.URL
 	t.Cleanup(s.Close)
 	return s
@@ -213,6 +213,43 @@ func (s *Server) record(server string, r *http.Request, status int) {
 	s.mu.Unlock()
 }
 
+// recorded wraps a handler so that each request is logged when its status line is written,
+// before the client can see any of the response: a client that has returned has all its
+// requests in the log (logging after the handler returned raced with the test reading it).
+func (s *Server) recorded(server string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rw := &recordingWriter{ResponseWriter: w, log: func(status int) { s.record(server, r, status) }}
+		h(rw, r)
+		rw.WriteHeader(http.StatusOK) // a handler that wrote nothing answers 200
+	}
+}
+
+// recordingWriter logs the status once, at the first WriteHeader or Write.
+type recordingWriter struct {
+	http.ResponseWriter
+	log  func(status int)
+	done bool
+}
+
+func (w *recordingWriter) WriteHeader(status int) {
+	if !w.done {
+		w.done = true
+		w.log(status)
+		w.ResponseWriter.WriteHeader(status)
+	}
+}
+
+func (w *recordingWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets a handler push what it wrote so far (the cut-off download does).
+func (w *recordingWriter) Flush() {
+	w.WriteHeader(http.StatusOK)
+	w.ResponseWriter.(http.Flusher).Flush()
+}
+
 func hubError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("X-Error-Code", code)
 	w.Header().Set("X-Error-Message", msg)
@@ -223,7 +260,6 @@ func hubError(w http.ResponseWriter, status int, code, msg string) {
 func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	cors(w)
-	defer func() { s.record("hub", r, status) }()
 	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
 	for i := range segs {
 		segs[i], _ = url.PathUnescape(segs[i])
@@ -316,9 +352,7 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 
 // serveCDN answers /repos/xx/<sha256> with the LFS file's bytes, with Range support.
 func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
-	status := http.StatusOK
 	cors(w)
-	defer func() { s.record("cdn", r, status) }()
 	sum := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 	s.mu.Lock()
 	data, ok := s.blobs[sum]
@@ -333,7 +367,6 @@ func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		status = http.StatusNotFound
 		http.NotFound(w, r)
 		return
 	}
@@ -343,9 +376,6 @@ func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
 		w.Write(data[:cut])
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // drops the connection: the client sees an unexpected EOF
-	}
-	if r.Header.Get("Range") != "" {
-		status = http.StatusPartialContent
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
 }
