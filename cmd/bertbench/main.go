@@ -291,7 +291,7 @@ func benchForward(tag, models string, reps int, procs []int) error {
 // benchTrain times one full training step of each preset, batch B of 128 tokens, in tokens per
 // second, with GOMAXPROCS each of procs, alternating as benchForward: forward and backward of
 // the masked-LM and NSP losses with dropout on, the gradients' global norm clipped to 1
-// (train.ClipGradNorm) and an AdamW update (train.AdamW, HF Trainer's settings), what
+// (train.GradNorm, ClipCoef) inside an AdamW update (train.AdamW, HF Trainer's settings), what
 // `bertlab pretrain` does a step and what bench/peer_torch_train.py times on PyTorch's side.
 func benchTrain(tag, models string, reps, B int, procs []int) error {
 	for _, preset := range strings.Split(models, ",") {
@@ -337,8 +337,8 @@ func benchTrain(tag, models string, reps, B int, procs []int) error {
 				ferr = err
 				return
 			}
-			train.ClipGradNorm(g.Params(), 1)
-			if err := opt.Apply(g.Params(), 1e-4); err != nil {
+			norm := train.GradNorm(g.Params())
+			if err := opt.ApplyScaled(g.Params(), 1e-4, train.ClipCoef(norm, 1)); err != nil {
 				ferr = err
 			}
 		}

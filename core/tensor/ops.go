@@ -58,11 +58,13 @@ type AdamWConsts struct {
 	Eps                  float32 // ε added to the corrected root of the second moment
 	StepSize             float32 // lr / (1 - β1^t)
 	Decay                float32 // 1 - lr·weight decay, or 1 for no decay
+	GradScale            float32 // the gradient clipping's coefficient, applied to g first (1: none)
 }
 
 // AdamW applies one AdamW update (torch.optim.AdamW's arithmetic in float32) to the
 // parameters w with gradient g and the moments m and v, all of len(g):
 //
+//	g *= GradScale (in a register: g in memory is left as it is)
 //	w *= Decay; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g·g
 //	w -= StepSize·m / (sqrt(v)/BC2Sqrt + Eps)
 func AdamW(w, m, v, g []float32, c *AdamWConsts) { adamw(w, m, v, g, c) }
@@ -72,7 +74,8 @@ func adamwGo(w, m, v, g []float32, c *AdamWConsts) {
 	n := len(g)
 	w, m, v = w[:n], m[:n], v[:n]
 	b1, ob1, b2, ob2 := c.Beta1, c.OneMinusBeta1, c.Beta2, c.OneMinusBeta2
-	for j, gj := range g {
+	for j := range g {
+		gj := float32(g[j] * c.GradScale) // the conversion keeps the product from fusing into an FMA
 		w[j] *= c.Decay
 		m[j] = b1*m[j] + ob1*gj
 		v[j] = b2*v[j] + ob2*gj*gj

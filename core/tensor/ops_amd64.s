@@ -567,6 +567,7 @@ TEXT ·adamwAVX512(SB), NOSPLIT, $0-48
 	VBROADCASTSS 20(R9), Z25 // eps
 	VBROADCASTSS 24(R9), Z26 // step size
 	VBROADCASTSS 28(R9), Z27 // weight decay factor
+	VBROADCASTSS 32(R9), Z28 // gradient scale (clipping)
 
 adamloop:
 	TESTQ CX, CX
@@ -576,6 +577,7 @@ adamloop:
 	VMOVUPS.Z (DI), K7, Z1 // w
 	VMOVUPS.Z (SI), K7, Z2 // m
 	VMOVUPS.Z (DX), K7, Z3 // v
+	VMULPS    Z28, Z0, Z0
 	VMULPS    Z27, Z1, Z1
 	VMULPS    Z20, Z2, Z2
 	VMULPS    Z21, Z0, Z4
@@ -1046,11 +1048,13 @@ TEXT ·adamwAVX2(SB), NOSPLIT, $0-48
 	VBROADCASTSS 20(R9), Y13
 	VBROADCASTSS 24(R9), Y14
 	VBROADCASTSS 28(R9), Y15
+	VBROADCASTSS 32(R9), Y6
 	SHRQ         $3, CX
 	JZ           adam2done
 
 adam2loop:
 	VMOVUPS (R8), Y0
+	VMULPS  Y6, Y0, Y0
 	VMOVUPS (DI), Y1
 	VMOVUPS (SI), Y2
 	VMOVUPS (DX), Y3

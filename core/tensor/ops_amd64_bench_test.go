@@ -46,7 +46,7 @@ func BenchmarkOpsKernels(b *testing.B) {
 		v[i] *= v[i]
 	}
 	ac := &AdamWConsts{Beta1: 0.9, OneMinusBeta1: 1 - float32(0.9), Beta2: 0.999, OneMinusBeta2: 1 - float32(0.999),
-		BC2Sqrt: 0.3, Eps: 1e-6, StepSize: 1e-4, Decay: 0.99999}
+		BC2Sqrt: 0.3, Eps: 1e-6, StepSize: 1e-4, Decay: 0.99999, GradScale: 0.5}
 	cases := []struct {
 		name string
 		f    func()

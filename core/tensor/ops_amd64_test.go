@@ -292,8 +292,8 @@ func testRowKernelsAsm(t *testing.T) {
 
 			c := &AdamWConsts{Beta1: 0.9, OneMinusBeta1: 1 - float32(0.9), Beta2: 0.999, OneMinusBeta2: 1 - float32(0.999),
 				BC2Sqrt: 0.05, Eps: 1e-6, StepSize: 1e-3, Decay: 0.9999}
-			for _, decay := range []float32{c.Decay, 1} {
-				c.Decay = decay
+			for _, dg := range [][2]float32{{c.Decay, 1}, {1, 1}, {c.Decay, 0.37}} {
+				c.Decay, c.GradScale = dg[0], dg[1]
 				w, m, v := opsInput(rng, n, off, 0.1), opsInput(rng, n, 1, 0.01), opsInput(rng, n, 0, 0.001)
 				for i := range v {
 					v[i] *= v[i]
@@ -303,7 +303,7 @@ func testRowKernelsAsm(t *testing.T) {
 				adamwGo(ww, wm, wv, x, c)
 				for i := range w {
 					if !sameBits(w[i], ww[i]) || !sameBits(m[i], wm[i]) || !sameBits(v[i], wv[i]) {
-						t.Fatalf("AdamW n=%d [%d]: w m v %g %g %g, Go twin %g %g %g", n, i, w[i], m[i], v[i], ww[i], wm[i], wv[i])
+						t.Fatalf("AdamW n=%d decay %g grad scale %g [%d]: w m v %g %g %g, Go twin %g %g %g", n, c.Decay, c.GradScale, i, w[i], m[i], v[i], ww[i], wm[i], wv[i])
 					}
 				}
 			}

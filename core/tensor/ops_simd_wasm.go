@@ -337,9 +337,10 @@ func adamw(w, m, v, g []float32, c *AdamWConsts) {
 	b2, ob2 := simd.BroadcastFloat32s(c.Beta2), simd.BroadcastFloat32s(c.OneMinusBeta2)
 	bc, eps := simd.BroadcastFloat32s(c.BC2Sqrt), simd.BroadcastFloat32s(c.Eps)
 	step, decay := simd.BroadcastFloat32s(c.StepSize), simd.BroadcastFloat32s(c.Decay)
+	gscale := simd.BroadcastFloat32s(c.GradScale)
 	i := 0
 	for ; i+simdLanes <= n; i += simdLanes {
-		gs := simd.LoadFloat32s(g[i : i+simdLanes])
+		gs := simd.LoadFloat32s(g[i : i+simdLanes]).Mul(gscale)
 		ws := simd.LoadFloat32s(w[i : i+simdLanes]).Mul(decay)
 		ms := b1.Mul(simd.LoadFloat32s(m[i : i+simdLanes])).Add(ob1.Mul(gs))
 		vs := b2.Mul(simd.LoadFloat32s(v[i : i+simdLanes])).Add(ob2.Mul(gs).Mul(gs))

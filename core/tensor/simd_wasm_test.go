@@ -504,7 +504,8 @@ func TestGemmPackRows2(t *testing.T) {
 func TestAdamWSIMDvsGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{1, 3, 4, 5, 7, 8, 31, 64, 1001} {
-		for _, decay := range []float32{1, 1 - 1e-3*0.01} {
+		for _, dg := range [][2]float32{{1, 1}, {1 - 1e-3*0.01, 1}, {1 - 1e-3*0.01, 0.37}} {
+			decay, gscale := dg[0], dg[1]
 			w, m, v := make([]float32, n), make([]float32, n), make([]float32, n)
 			for i := range w {
 				w[i] = float32(rng.NormFloat64())
@@ -513,7 +514,7 @@ func TestAdamWSIMDvsGo(t *testing.T) {
 			for step := 1; step <= 3; step++ {
 				c := &AdamWConsts{Beta1: 0.9, OneMinusBeta1: 1 - float32(0.9), Beta2: 0.999, OneMinusBeta2: 1 - float32(0.999),
 					BC2Sqrt: float32(math.Sqrt(1 - math.Pow(0.999, float64(step)))), Eps: 1e-8,
-					StepSize: float32(1e-3 / (1 - math.Pow(0.9, float64(step)))), Decay: decay}
+					StepSize: float32(1e-3 / (1 - math.Pow(0.9, float64(step)))), Decay: decay, GradScale: gscale}
 				g := make([]float32, n)
 				for i := range g {
 					g[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(rng.IntN(7)-4)))
@@ -522,7 +523,7 @@ func TestAdamWSIMDvsGo(t *testing.T) {
 				adamwGo(ww, wm, wv, g, c)
 				for i := range w {
 					if math.Float32bits(w[i]) != math.Float32bits(ww[i]) || math.Float32bits(m[i]) != math.Float32bits(wm[i]) || math.Float32bits(v[i]) != math.Float32bits(wv[i]) {
-						t.Fatalf("n=%d decay=%g step %d [%d]: w m v %g %g %g, adamwGo %g %g %g", n, decay, step, i, w[i], m[i], v[i], ww[i], wm[i], wv[i])
+						t.Fatalf("n=%d decay=%g grad scale %g step %d [%d]: w m v %g %g %g, adamwGo %g %g %g", n, decay, gscale, step, i, w[i], m[i], v[i], ww[i], wm[i], wv[i])
 					}
 				}
 			}

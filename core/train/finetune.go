@@ -170,12 +170,12 @@ func (f *Finetuner) Step(ctx context.Context) (Event, error) {
 	if maxNorm <= 0 {
 		maxNorm = math.Inf(1)
 	}
-	norm := ClipGradNorm(gs, maxNorm)
+	norm := GradNorm(gs)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return Event{}, fmt.Errorf("finetune step %d: loss %g, gradient norm %g: %w", f.Steps+1, loss, norm, ErrNonFinite)
 	}
 	lr := f.LR()
-	if err := f.Optimizer.Apply(gs, lr); err != nil {
+	if err := f.Optimizer.ApplyScaled(gs, lr, ClipCoef(norm, maxNorm)); err != nil {
 		return Event{}, err
 	}
 	f.Steps++

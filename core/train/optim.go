@@ -55,7 +55,12 @@ func NewAdamW(params []bert.Param, c AdamWConfig) *AdamW {
 
 // Apply takes one step with learning rate lr using grads, which must list the same tensors'
 // gradients in the same order as the optimizer's params.
-func (o *AdamW) Apply(grads []bert.Param, lr float64) error {
+func (o *AdamW) Apply(grads []bert.Param, lr float64) error { return o.ApplyScaled(grads, lr, 1) }
+
+// ApplyScaled is Apply with every gradient multiplied by scale first, in registers: the same
+// bits as scaling the gradients in memory (ClipGradNorm) and then calling Apply, one pass over
+// the gradients fewer. Training steps pass ClipCoef's coefficient; grads are left as they are.
+func (o *AdamW) ApplyScaled(grads []bert.Param, lr float64, scale float32) error {
 	if len(grads) != len(o.params) {
 		return fmt.Errorf("adamw: %d gradients for %d parameters", len(grads), len(o.params))
 	}
@@ -65,7 +70,7 @@ func (o *AdamW) Apply(grads []bert.Param, lr float64) error {
 	bc2 := 1 - math.Pow(c.Beta2, float64(o.Step))
 	b1, b2 := float32(c.Beta1), float32(c.Beta2)
 	k := tensor.AdamWConsts{Beta1: b1, OneMinusBeta1: 1 - b1, Beta2: b2, OneMinusBeta2: 1 - b2,
-		BC2Sqrt: float32(math.Sqrt(bc2)), Eps: float32(c.Eps), StepSize: float32(lr / bc1)}
+		BC2Sqrt: float32(math.Sqrt(bc2)), Eps: float32(c.Eps), StepSize: float32(lr / bc1), GradScale: scale}
 	wd := float32(1 - lr*c.WeightDecay)
 	for i, p := range o.params {
 		g := grads[i].T.Data
@@ -111,16 +116,32 @@ func LinearSchedule(step, warmup, total int) float64 {
 	return math.Max(0, float64(total-step)/float64(max(1, total-warmup)))
 }
 
-// ClipGradNorm scales the gradients so that their global L2 norm is at most maxNorm, as
-// torch.nn.utils.clip_grad_norm_ (coefficient maxNorm/(norm+1e-6)); it returns the norm before clipping.
-func ClipGradNorm(grads []bert.Param, maxNorm float64) float64 {
+// GradNorm is the global L2 norm of the gradients, summed in float64 in their order on one
+// goroutine (the same figure whatever the number of threads).
+func GradNorm(grads []bert.Param) float64 {
 	var ss float64
 	for _, g := range grads {
 		ss += tensor.SumSquares(g.T.Data)
 	}
-	norm := math.Sqrt(ss)
+	return math.Sqrt(ss)
+}
+
+// ClipCoef is torch.nn.utils.clip_grad_norm_'s coefficient for a gradient of norm norm:
+// maxNorm/(norm+1e-6) rounded to float32 when that is below 1, else 1 (no clipping).
+func ClipCoef(norm, maxNorm float64) float32 {
 	if coef := maxNorm / (norm + 1e-6); coef < 1 {
-		c := float32(coef)
+		return float32(coef)
+	}
+	return 1
+}
+
+// ClipGradNorm scales the gradients so that their global L2 norm is at most maxNorm, as
+// torch.nn.utils.clip_grad_norm_ (coefficient maxNorm/(norm+1e-6)); it returns the norm before
+// clipping. The training loops fold the scaling into the optimizer instead (GradNorm, ClipCoef,
+// AdamW.ApplyScaled).
+func ClipGradNorm(grads []bert.Param, maxNorm float64) float64 {
+	norm := GradNorm(grads)
+	if c := ClipCoef(norm, maxNorm); c < 1 {
 		for _, g := range grads {
 			d := g.T.Data
 			if len(d) < parallelUpdateMin {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -128,6 +129,80 @@ func TestAdamWThreadsAgree(t *testing.T) {
 		}
 		if start := float32(i%97) * 0.01; one[i] == start && i%89 != 44 {
 			t.Fatalf("w[%d] was not updated", i)
+		}
+	}
+}
+
+// TestApplyScaledEqualsClipThenApply checks the training loops' fused clipping against the
+// two passes it replaced: ClipGradNorm (scaling the gradients in memory) and then Apply give
+// the same weights and moments, bit for bit, as GradNorm, ClipCoef and ApplyScaled, on a
+// clipped step and on one under the limit, with parameters small and large (split over threads).
+func TestApplyScaledEqualsClipThenApply(t *testing.T) {
+	sizes := []int{7, 300, 2*parallelUpdateMin + 5}
+	mk := func() ([]bert.Param, []bert.Param) {
+		var ps, gs []bert.Param
+		for k, n := range sizes {
+			w, g := make([]float32, n), make([]float32, n)
+			for i := range w {
+				w[i] = float32((i*7+k)%101-50) * 0.01
+				g[i] = float32((i*13+k)%83-41) * 0.05
+			}
+			name := fmt.Sprintf("p%d.weight", k)
+			ps = append(ps, bert.Param{Name: name, T: &tensor.Tensor{Shape: []int{n}, Data: w}})
+			gs = append(gs, bert.Param{Name: name, T: &tensor.Tensor{Shape: []int{n}, Data: g}})
+		}
+		return ps, gs
+	}
+	for _, maxNorm := range []float64{1, 1e9} {
+		pa, ga := mk()
+		pb, gb := mk()
+		oa := NewAdamW(pa, DefaultAdamW(1e-3))
+		ob := NewAdamW(pb, DefaultAdamW(1e-3))
+		for step := range 3 {
+			ga2 := make([]bert.Param, len(ga))
+			for i, g := range ga {
+				ga2[i] = bert.Param{Name: g.Name, T: &tensor.Tensor{Shape: g.T.Shape, Data: append([]float32(nil), g.T.Data...)}}
+			}
+			na := ClipGradNorm(ga2, maxNorm)
+			if err := oa.Apply(ga2, 1e-3); err != nil {
+				t.Fatal(err)
+			}
+			nb := GradNorm(gb)
+			if err := ob.ApplyScaled(gb, 1e-3, ClipCoef(nb, maxNorm)); err != nil {
+				t.Fatal(err)
+			}
+			if na != nb {
+				t.Fatalf("max norm %g step %d: norm %g, fused %g", maxNorm, step, na, nb)
+			}
+			if clipped := ClipCoef(nb, maxNorm) < 1; clipped != (maxNorm == 1) {
+				t.Fatalf("max norm %g: norm %g clipped=%v", maxNorm, nb, clipped)
+			}
+			for k := range pa {
+				ma, va := oa.Moments(k)
+				mb, vb := ob.Moments(k)
+				for i, w := range pa[k].T.Data {
+					if math.Float32bits(w) != math.Float32bits(pb[k].T.Data[i]) || math.Float32bits(ma[i]) != math.Float32bits(mb[i]) || math.Float32bits(va[i]) != math.Float32bits(vb[i]) {
+						t.Fatalf("max norm %g step %d %s[%d]: w m v %g %g %g, fused %g %g %g", maxNorm, step, pa[k].Name, i, w, ma[i], va[i], pb[k].T.Data[i], mb[i], vb[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestClipCoef(t *testing.T) {
+	tests := []struct {
+		norm, max float64
+		want      float32
+	}{
+		{5, 1, float32(1 / (5 + 1e-6))},
+		{0.5, 1, 1},
+		{1, 1, float32(1 / (1 + 1e-6))}, // torch clips at the limit too (coefficient just under 1)
+		{3, math.Inf(1), 1},
+	}
+	for _, tc := range tests {
+		if got := ClipCoef(tc.norm, tc.max); got != tc.want {
+			t.Errorf("ClipCoef(%g, %g) = %g, want %g", tc.norm, tc.max, got, tc.want)
 		}
 	}
 }

@@ -258,12 +258,12 @@ func (p *Pretrainer) Step(ctx context.Context) (Event, error) {
 	if maxNorm <= 0 {
 		maxNorm = math.Inf(1)
 	}
-	norm := ClipGradNorm(gs, maxNorm)
+	norm := GradNorm(gs)
 	if bad(loss.Total) || bad(norm) {
 		return Event{}, fmt.Errorf("pretrain step %d: loss %g, gradient norm %g: %w", p.State.Step+1, loss.Total, norm, ErrNonFinite)
 	}
 	lr := p.LR()
-	if err := p.Optimizer.Apply(gs, lr); err != nil {
+	if err := p.Optimizer.ApplyScaled(gs, lr, ClipCoef(norm, maxNorm)); err != nil {
 		return Event{}, err
 	}
 	p.State.Step++
