@@ -106,6 +106,13 @@ func (p *Pretrainer) writeCheckpoint(dir string) error {
 		"sentence_task":   p.Data.Config.Instances.Task.String(),
 		"max_seq_length":  strconv.Itoa(p.Data.Config.Instances.MaxSeqLength),
 		"dynamic_masking": strconv.FormatBool(p.Data.Config.Dynamic),
+		// The recipe, for the model card (a run carried on across machines keeps only the
+		// newest part of its history, so the card cannot read these from the steps).
+		"mask_prob":    strconv.FormatFloat(p.Data.Config.Masking.Prob, 'g', -1, 64),
+		"whole_word":   strconv.FormatBool(p.Data.Config.Masking.WholeWord),
+		"peak_lr":      strconv.FormatFloat(p.Config.LR, 'g', -1, 64),
+		"warmup_steps": strconv.Itoa(p.Config.Warmup),
+		"start_step":   strconv.Itoa(p.Config.StartStep),
 	}
 	if err := hf.Write(filepath.Join(dir, OptimizerFile), ts, hf.WriteOptions{Metadata: meta}); err != nil {
 		return err

@@ -120,6 +120,18 @@ func TestResumeIsBitExact(t *testing.T) {
 	if latest, _ := LatestCheckpoint(c.OutDir); latest != dir {
 		t.Fatalf("latest checkpoint %q, want %q", latest, dir)
 	}
+	// The recipe the model card reads from the checkpoint.
+	if f, err := hf.Open(filepath.Join(dir, OptimizerFile)); err != nil {
+		t.Fatal(err)
+	} else {
+		md := f.Metadata()
+		f.Close()
+		for k, v := range map[string]string{"mask_prob": "0.15", "whole_word": "false", "peak_lr": "0.001", "warmup_steps": "2", "start_step": "0", "dynamic_masking": "true"} {
+			if md[k] != v {
+				t.Errorf("checkpoint metadata %s = %q, want %q", k, md[k], v)
+			}
+		}
+	}
 	tok, docs := toyCorpus(t)
 	data, err := NewPretrainData(tok, docs, dc)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
@@ -146,6 +147,14 @@ func Write(o Options, stdout io.Writer) error {
 	if src.Tokenizer == nil || src.Model.MLM == nil {
 		return fmt.Errorf("%s: a model card needs vocab.txt and the masked-LM head", o.Run)
 	}
+	var recipeText string
+	if o.Recipe != "" {
+		b, err := os.ReadFile(o.Recipe)
+		if err != nil {
+			return err
+		}
+		recipeText = strings.TrimSpace(string(b))
+	}
 	var stages []stage
 	for _, dir := range append(slices.Clone(o.Stages), o.Run) {
 		st, err := train.ReadTrainerState(dir)
@@ -155,17 +164,9 @@ func Write(o Options, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		stages = append(stages, stage{Dir: dir, State: *st, Meta: runMetadata(dir)})
+		stages = append(stages, stage{Dir: dir, State: *st, Meta: runMetadata(dir), Flags: recipeFlags(recipeText, dir)})
 	}
 	meta := stages[len(stages)-1].Meta
-	var recipeText string
-	if o.Recipe != "" {
-		b, err := os.ReadFile(o.Recipe)
-		if err != nil {
-			return err
-		}
-		recipeText = strings.TrimSpace(string(b))
-	}
 	var extraText string
 	if o.Extra != "" {
 		b, err := os.ReadFile(o.Extra)
@@ -375,6 +376,49 @@ type stage struct {
 	Dir   string
 	State train.TrainerState
 	Meta  map[string]string
+	// Flags are the flags of the recipe's `bertlab pretrain` command that wrote Dir (name
+	// without the dashes: value, or "true"), for settings older checkpoints did not record.
+	Flags map[string]string
+}
+
+// setting is the stage's setting recorded in its checkpoint's metadata under key, else the
+// value of flag in the command that made it, else "".
+func (s stage) setting(key, flag string) string {
+	if v, ok := s.Meta[key]; ok {
+		return v
+	}
+	return s.Flags[flag]
+}
+
+// recipeFlags returns the flags of the `bertlab pretrain` line of recipe whose --out is dir
+// (nil when none is): a flag followed by a word that is not a flag takes it as its value,
+// others are "true"; a flag given twice keeps its last value.
+func recipeFlags(recipe, dir string) map[string]string {
+	for _, line := range strings.Split(recipe, "\n") {
+		f := strings.Fields(line)
+		if !slices.Contains(f, "pretrain") {
+			continue
+		}
+		m := map[string]string{}
+		for i := 0; i < len(f); i++ {
+			k, ok := strings.CutPrefix(f[i], "--")
+			if !ok {
+				continue
+			}
+			if name, v, ok := strings.Cut(k, "="); ok {
+				m[name] = v
+			} else if i+1 < len(f) && !strings.HasPrefix(f[i+1], "--") {
+				m[k] = f[i+1]
+				i++
+			} else {
+				m[k] = "true"
+			}
+		}
+		if m["out"] != "" && filepath.Clean(m["out"]) == filepath.Clean(dir) {
+			return m
+		}
+	}
+	return nil
 }
 
 // stageEvent is an event of a stage's history with its step counted from the start of the
@@ -553,11 +597,22 @@ func (c modelCard) markdown() string {
 	}
 
 	p("## Data\n\n")
-	p("The files below, from `tinydata/` (`tinydata/SOURCES.md` gives every source's package, version,\n")
-	p("licence and notice, and how `make tinydata` rebuilds the files byte for byte): one sentence a\n")
-	p("line, documents (a chapter, a WordNet synset, an address, a manual page) separated by blank\n")
-	p("lines; a file named more than once was read that many times an epoch. The held-out documents\n")
-	p("are in none of the training files.\n\n")
+	fromTinydata := len(c.Stats) > 0
+	for _, s := range c.Stats {
+		fromTinydata = fromTinydata && strings.HasPrefix(filepath.ToSlash(s.Path), "tinydata/")
+	}
+	if fromTinydata {
+		p("The files below, from `tinydata/` (`tinydata/SOURCES.md` gives every source's package, version,\n")
+		p("licence and notice, and how `make tinydata` rebuilds the files byte for byte): one sentence a\n")
+		p("line, documents (a chapter, a WordNet synset, an address, a manual page) separated by blank\n")
+		p("lines; a file named more than once was read that many times an epoch. The held-out documents\n")
+		p("are in none of the training files.\n\n")
+	} else {
+		p("The files below (\"Sources and licences\" says where each comes from): one sentence a line,\n")
+		p("documents separated by blank lines; a file named more than once was read that many times an\n")
+		p("epoch (\"How to reproduce\" has the commands). The held-out documents are in none of the\n")
+		p("training files.\n\n")
+	}
 	if len(c.Stats) > 0 {
 		p("| file | documents | sentences | WordPiece tokens | [UNK] |\n|---|---:|---:|---:|---:|\n")
 		for _, s := range c.Stats {
@@ -600,6 +655,13 @@ func (c modelCard) markdown() string {
 		}
 		mean /= float64(len(tail))
 		p("Training loss (masked-LM cross-entropy, nats): %.3f at step %d, %.3f averaged over the last %d steps.\n\n", first.MLMLoss, first.Step, mean, len(tail))
+		for i, s := range c.Stages {
+			if st, _ := splitHistory(s.State.LogHistory); len(st) > 0 && st[0].Step > 1 {
+				p("Stage %d's history here starts at its step %s: the run was carried on across machines from saved\n", i+1, human.Commas(int64(st[0].Step)))
+				p("weights, so the curves and the table below hold only the steps since (`scripts/PRETRAIN.md`\n")
+				p("records the evaluations of the whole run).\n\n")
+			}
+		}
 	}
 	p("![masked-LM loss during pre-training](%s)\n\n", LossCurveFile)
 	if _, ok := accuracyChart(c.Name, c.Stages); ok {
@@ -758,22 +820,37 @@ func stageTable(p func(string, ...any), s stage) (tokens int64, secs float64) {
 	st := s.State
 	steps, _ := splitHistory(st.LogHistory)
 	p("| | |\n|---|---|\n")
-	p("| objective | %s |\n", objective(s.Meta))
+	p("| objective | %s |\n", objective(s))
 	p("| steps | %s of %s, batch %d sequences |\n", human.Commas(int64(st.GlobalStep)), human.Commas(int64(st.MaxSteps)), st.BatchSize)
 	if len(steps) > 0 {
-		last := steps[len(steps)-1]
-		peak := 0.0
-		warm := 0
-		for _, e := range steps {
-			if e.LR > peak {
-				peak, warm = e.LR, e.Step
+		first, last := steps[0], steps[len(steps)-1]
+		if first.Step > 1 && last.Step > first.Step {
+			// The history starts late: the run was carried on from saved weights (on another
+			// machine, --start-step), and the steps before are in no history here. The tokens
+			// are estimated from the tokens a step of the part that is.
+			perStep := float64(last.Tokens-first.Tokens) / float64(last.Step-first.Step)
+			tokens = int64(perStep * float64(st.GlobalStep))
+			p("| tokens seen | about %s (%.2f epochs; %.0f a step over steps %s-%s, the part of the run whose history this folder holds: it was carried on across machines from saved weights) |\n",
+				human.Commas(tokens), st.Epoch, perStep, human.Commas(int64(first.Step)), human.Commas(int64(last.Step)))
+			lr, warm := s.setting("peak_lr", "lr"), s.setting("warmup_steps", "warmup")
+			if lr == "" {
+				lr = "?"
 			}
+			p("| optimizer | AdamW, peak learning rate %s after %s warm-up steps, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", lr, orDash(warm))
+		} else {
+			peak := 0.0
+			warm := 0
+			for _, e := range steps {
+				if e.LR > peak {
+					peak, warm = e.LR, e.Step
+				}
+			}
+			tokens = last.Tokens
+			p("| tokens seen | %s (%.2f epochs) |\n", human.Commas(last.Tokens), st.Epoch)
+			p("| optimizer | AdamW, peak learning rate %.3g reached at step %d, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", peak, warm)
 		}
-		tokens = last.Tokens
-		p("| tokens seen | %s (%.2f epochs) |\n", human.Commas(last.Tokens), st.Epoch)
-		p("| optimizer | AdamW, peak learning rate %.3g reached at step %d, then linear decay to 0; weight decay 0.01, gradient clipping 1.0 |\n", peak, warm)
 		if last.TokensPerSec > 0 {
-			secs = float64(last.Tokens) / last.TokensPerSec
+			secs = float64(tokens) / last.TokensPerSec
 			p("| speed | %.0f tokens/s in the last session, evaluations and checkpoints included (%s for the whole run at that speed) |\n", last.TokensPerSec, aboutDuration(secs))
 		}
 		p("| seeds | data %s, training %s |\n", orDash(s.Meta["data_seed"]), orDash(s.Meta["train_seed"]))
@@ -804,8 +881,18 @@ func splitHistory(h []train.Event) (steps, evals []train.Event) {
 	return steps, evals
 }
 
-func objective(meta map[string]string) string {
-	s := "masked LM (15% of the tokens: 80% [MASK], 10% random, 10% unchanged)"
+func objective(st stage) string {
+	meta := st.Meta
+	prob := 0.15
+	if v := st.setting("mask_prob", "mask-prob"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
+			prob = f
+		}
+	}
+	s := fmt.Sprintf("masked LM (%g%% of the tokens: 80%% [MASK], 10%% random, 10%% unchanged)", 100*prob)
+	if st.setting("whole_word", "whole-word") == "true" {
+		s = fmt.Sprintf("masked LM with whole-word masking (%g%% of the tokens, a whole word's pieces chosen together: 80%% [MASK], 10%% random, 10%% unchanged)", 100*prob)
+	}
 	if meta["dynamic_masking"] == "true" {
 		s += ", new masks every epoch"
 	}
