@@ -371,8 +371,8 @@ func TestFamilyElectra(t *testing.T) {
 }
 
 // TestFamilyDistilBERT runs DistilBERT alone on a small budget: the student of the built-in model
-// (4 layers of 256) has its layers 0 and 2, the FLOPs count the teacher's forward passes, and the
-// folder loads back with the recorded held-out figures.
+// has every other layer of it (half its layers, its width), the FLOPs count the teacher's forward
+// passes, and the folder loads back with the recorded held-out figures.
 func TestFamilyDistilBERT(t *testing.T) {
 	out := t.TempDir()
 	c := quickTest()
@@ -383,8 +383,13 @@ func TestFamilyDistilBERT(t *testing.T) {
 	}
 	r := rec.Results[0]
 	t.Logf("\n%s", Table(rec))
-	if r.Architecture != "DistilBertForMaskedLM" || r.Blocks != 2 || r.Hidden != 256 {
-		t.Errorf("distilbert result: %s, %d blocks of %d", r.Architecture, r.Blocks, r.Hidden)
+	teacher, err := hf.LoadFolder(testVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := teacher.Model.Config
+	if r.Architecture != "DistilBertForMaskedLM" || r.Blocks != tc.NumHiddenLayers/2 || r.Hidden != tc.HiddenSize {
+		t.Errorf("distilbert result: %s, %d blocks of %d; want half the teacher's %d layers of %d", r.Architecture, r.Blocks, r.Hidden, tc.NumHiddenLayers, tc.HiddenSize)
 	}
 	// The FLOPs with the teacher's forward passes exceed the student's own steps'.
 	tok, err := tokenizer.LoadDir(testVocab)

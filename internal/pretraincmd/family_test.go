@@ -68,7 +68,12 @@ func TestPretrainFamily(t *testing.T) {
 			}
 		})
 	}
-	// DistilBERT: a student of the built-in model (4 layers of 256) from its layers 0 and 2.
+	// DistilBERT: a student of the built-in model from every other layer of it.
+	teacher, err := hf.LoadFolder(vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := teacher.Model.Config
 	out := filepath.Join(t.TempDir(), "run")
 	args := []string{"--family", "distilbert", "--teacher", vocab, "--data", data, "--out", out, "--steps", "3", "--batch", "2", "--seq", "32"}
 	var stdout, stderr bytes.Buffer
@@ -82,8 +87,8 @@ func TestPretrainFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := f.Model.Config; !c.Family.Is("distilbert") || c.NumHiddenLayers != 2 || c.HiddenSize != 256 || !strings.Contains(string(c.Extra["architectures"]), "DistilBertForMaskedLM") {
-		t.Errorf("distilbert student: %s, %d layers of %d, %s", c.FamilyOf(), c.NumHiddenLayers, c.HiddenSize, c.Extra["architectures"])
+	if c := f.Model.Config; !c.Family.Is("distilbert") || c.NumHiddenLayers != tc.NumHiddenLayers/2 || c.HiddenSize != tc.HiddenSize || !strings.Contains(string(c.Extra["architectures"]), "DistilBertForMaskedLM") {
+		t.Errorf("distilbert student: %s, %d layers of %d, %s; want half the teacher's %d layers of %d", c.FamilyOf(), c.NumHiddenLayers, c.HiddenSize, c.Extra["architectures"], tc.NumHiddenLayers, tc.HiddenSize)
 	}
 	stdout.Reset()
 	if err := Run([]string{"--family", "distilbert", "--data", data, "--out", out, "--steps", "4", "--batch", "2", "--seq", "32", "--resume"}, &stdout, &stderr); err != nil {
