@@ -310,11 +310,19 @@ if [ "${1:-}" = wasm ]; then
   rm -rf "$tmp" && mkdir -p "$tmp"
   rows=()
   fail=0
-  row() { # what metric native-json wasm-json
+  # row what metric native-json wasm-json [tolerance in points]: the same weights must give the
+  # same figure; a fine-tune made in each build may differ by the tolerance (the builds' training
+  # steps differ by float32 rounding: FMA natively, separate multiply and add in wasm).
+  row() {
     local n w
     n=$(field "$3" "$2")
     w=$(field "$4" "$2")
-    [ "$n" = "$w" ] || { echo "pretrain.sh wasm: $1 $2: native $n, wasm $w" >&2; fail=1; }
+    if [ -z "${5:-}" ]; then
+      [ "$n" = "$w" ] || { echo "pretrain.sh wasm: $1 $2: native $n, wasm $w" >&2; fail=1; }
+    else
+      awk -v n="${n%\%}" -v w="${w%\%}" -v t="$5" 'BEGIN { d = n - w; if (d < 0) d = -d; exit !(d <= t) }' ||
+        { echo "pretrain.sh wasm: $1 $2: native $n, wasm $w, more than $5 points apart" >&2; fail=1; }
+    fi
     rows+=("| $1 | $2 | $n | $w |")
   }
   echo "== held-out masked LM (native, then wasm)"
@@ -323,16 +331,18 @@ if [ "${1:-}" = wasm ]; then
   echo "native $n"; echo "wasm   $w"
   row "held-out masked LM, shipped model" mlm_accuracy "$n" "$w"
   row "held-out masked LM, shipped model" mlm_top5 "$n" "$w"
-  for t in "classify sentiment tinydata/sentiment/train.tsv tinydata/sentiment/dev.tsv tinydata/sentiment/test.tsv accuracy" \
-    "tag pos tinydata/pos/train.conll tinydata/pos/dev.conll tinydata/pos/test.conll token_accuracy"; do
+  # task name short-train short-dev short-test metric test-of-the-finetune-model (pretrain.sh
+  # finetune trains part of speech on UD English-EWT, whose tags are not tinydata's)
+  for t in "classify sentiment tinydata/sentiment/train.tsv tinydata/sentiment/dev.tsv tinydata/sentiment/test.tsv accuracy tinydata/sentiment/test.tsv" \
+    "tag pos tinydata/pos/train.conll tinydata/pos/dev.conll tinydata/pos/test.conll token_accuracy $CORPUS/ewt-test.conll"; do
     set -- $t
-    task=$1 name=$2 trainf=$3 devf=$4 testf=$5 metric=$6
+    task=$1 name=$2 trainf=$3 devf=$4 testf=$5 metric=$6 fttest=$7
     if [ -f "$WORK/$name/config.json" ]; then
       echo "== $name: the fine-tuned model of pretrain.sh finetune on the test split"
-      n=$("$BERTLAB" eval --task "$task" --model "$WORK/$name" --data "$testf" --json)
-      w=$("${NODEW[@]}" eval --task "$task" --model "$WORK/$name" --data "$testf" --json)
+      n=$("$BERTLAB" eval --task "$task" --model "$WORK/$name" --data "$fttest" --json)
+      w=$("${NODEW[@]}" eval --task "$task" --model "$WORK/$name" --data "$fttest" --json)
       echo "native $n"; echo "wasm   $w"
-      row "$name test, model of \`pretrain.sh finetune\`" "$metric" "$n" "$w"
+      row "$name test ($fttest), model of \`pretrain.sh finetune\`" "$metric" "$n" "$w"
     fi
     echo "== $name: a short fine-tune in both builds ($WASM_FT_N training lines, 1 epoch)"
     if [ "$task" = tag ]; then # CoNLL: whole sentences (blank-line separated)
@@ -347,14 +357,17 @@ if [ "${1:-}" = wasm ]; then
       "${cmd[@]}" eval --task "$task" --model "$tmp/$name-$b" --data "$testf" --json >"$tmp/$name-$b.json"
       echo "$b $(cat "$tmp/$name-$b.json")"
     done
-    row "$name test, short fine-tune made in each build" "$metric" "$(cat "$tmp/$name-native.json")" "$(cat "$tmp/$name-wasm.json")"
+    row "$name test, short fine-tune made in each build" "$metric" "$(cat "$tmp/$name-native.json")" "$(cat "$tmp/$name-wasm.json")" 1
   done
   {
     echo "## The same figures in the wasm build"
     echo
     echo "\`bash scripts/pretrain.sh wasm\` runs \`bertlab\` built for GOOS=js with WebAssembly SIMD (Go 1.27.3, as"
     echo "the page's app.wasm) in Node ($(node --version)), beside the native build. The short fine-tunes use the first $WASM_FT_N training"
-    echo "lines (sentences for part of speech), 1 epoch, batch $FT_BATCH, learning rate $FT_LR, seed $SEED."
+    echo "lines (sentences for part of speech), 1 epoch, batch $FT_BATCH, learning rate $FT_LR, seed $SEED. The same"
+    echo "weights give the same figures in both builds; a fine-tune made in each may differ by a few test"
+    echo "items (at most 1 point is accepted), as the builds' training steps differ by float32 rounding (fused"
+    echo "multiply-adds natively, none in wasm) and a short run near chance turns that into a few flipped answers."
     echo
     echo "| what | metric | native | wasm (Node) |"
     echo "|---|---|---:|---:|"
