@@ -153,6 +153,8 @@ card() {
   [ -s "$WORK/extra.md" ] && extra=(--extra "$WORK/extra.md")
   local trainf=()
   mapfile -t trainf < <(mix_args --train "$MIX")
+  # The evaluations of the sessions before the last restart (their logs did not come along).
+  [ -f "$RESTART/evals.tsv" ] && extra+=(--earlier-evals "$RESTART/evals.tsv")
   "$BERTLAB" modelcard --stage "$MLM_DIR" --run "$FINAL" --heldout "$HELDOUT_NEW" --heldout-also "$HELDOUT_OLD" --out "$OUT" --name "$NAME" \
     --recipe "$RECIPE" --note "$NOTE" "${trainf[@]}" "${extra[@]}"
 }

@@ -29,6 +29,7 @@ func runModelCard(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	flags.StringVar(&o.Note, "note", "", "one line for note.txt (the page shows it) and the top of the card, e.g. that this is a preview")
 	clozeFile := flags.String("cloze", "", "cloze sentences, one a line with one [MASK], a tab and the acceptable words w1|w2 (optional) (default: tinydata's everyday sentences and simple facts)")
 	dtype := flags.String("dtype", "F16", "storage dtype of model.safetensors: F32, F16 or BF16")
+	flags.StringVar(&o.EarlierEvals, "earlier-evals", "", "tab-separated evaluations of the first stage from before its history begins (a run carried on across machines): header step<TAB>mlm_accuracy<TAB>..., fractions, empty cells for figures not recorded")
 	flags.StringVar(&o.Extra, "extra", "", "Markdown file appended to the card before \"How to reproduce\" (e.g. fine-tuning results)")
 	pos, err := parseFlags(flags, args, stderr)
 	if err != nil {

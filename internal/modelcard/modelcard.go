@@ -106,6 +106,10 @@ type Options struct {
 	// Recipe is a file with the commands that made the run, quoted under "How to reproduce";
 	// Extra a Markdown file appended to the card before it ("": none).
 	Recipe, Extra string
+	// EarlierEvals is a file of the first stage's evaluations from before its history begins
+	// (ReadEarlierEvals; "": none): a run carried on across machines keeps only the newest
+	// part of its log, and these put the rest back in the card's chart and table.
+	EarlierEvals string
 	// Cloze are the cloze sets, with the words a reader accepts (nil: DefaultCloze).
 	Cloze []ClozeSet
 	// DType is the storage dtype of model.safetensors (default F16).
@@ -167,6 +171,19 @@ func Write(o Options, stdout io.Writer) error {
 		stages = append(stages, stage{Dir: dir, State: *st, Meta: runMetadata(dir), Flags: recipeFlags(recipeText, dir)})
 	}
 	meta := stages[len(stages)-1].Meta
+	earlier := 0
+	if o.EarlierEvals != "" {
+		f, err := os.Open(o.EarlierEvals)
+		if err != nil {
+			return err
+		}
+		evals, err := ReadEarlierEvals(f, o.EarlierEvals)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		earlier = prependEarlier(&stages[0], evals)
+	}
 	var extraText string
 	if o.Extra != "" {
 		b, err := os.ReadFile(o.Extra)
@@ -312,6 +329,7 @@ func Write(o Options, stdout io.Writer) error {
 		return err
 	}
 	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, Stages: stages, Meta: meta,
+		Earlier: earlier, EarlierFile: o.EarlierEvals,
 		Eval: eval, EvalCmd: evalCmd, Baseline: baseline, Also: also, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
 		return err
@@ -524,6 +542,8 @@ type modelCard struct {
 	Neighbours      []pipeline.NeighbourShare
 	Stats           []corpusStats
 	Recipe, Extra   string
+	Earlier         int    // evaluations of the first stage read from EarlierFile
+	EarlierFile     string // Options.EarlierEvals
 }
 
 // familyWords name a model's family for the card.
@@ -643,7 +663,13 @@ func (c modelCard) markdown() string {
 		allSecs += secs
 	}
 	if multi {
-		p("In all: %s steps, %s tokens seen, %s at the speeds above.\n\n", human.Commas(int64(c.totalSteps())), human.Commas(allTokens), aboutDuration(allSecs))
+		about := ""
+		for _, s := range c.Stages {
+			if st, _ := splitHistory(s.State.LogHistory); len(st) > 0 && st[0].Step > 1 {
+				about = "about " // a stage's tokens are estimated
+			}
+		}
+		p("In all: %s steps, %s%s tokens seen, %s at the speeds above.\n\n", human.Commas(int64(c.totalSteps())), about, human.Commas(allTokens), aboutDuration(allSecs))
 	}
 	if len(steps) > 0 {
 		first := steps[0]
@@ -658,8 +684,14 @@ func (c modelCard) markdown() string {
 		for i, s := range c.Stages {
 			if st, _ := splitHistory(s.State.LogHistory); len(st) > 0 && st[0].Step > 1 {
 				p("Stage %d's history here starts at its step %s: the run was carried on across machines from saved\n", i+1, human.Commas(int64(st[0].Step)))
-				p("weights, so the curves and the table below hold only the steps since (`scripts/PRETRAIN.md`\n")
-				p("records the evaluations of the whole run).\n\n")
+				if i == 0 && c.Earlier > 0 {
+					p("weights, so the loss curve holds only the steps since; the %d evaluations before it are the\n", c.Earlier)
+					p("ones the earlier sessions recorded (`%s`; `scripts/PRETRAIN.md` tells each session's part),\n", filepath.ToSlash(c.EarlierFile))
+					p("with the figures they kept (an empty cell: not recorded).\n\n")
+				} else {
+					p("weights, so the curves and the table below hold only the steps since (`scripts/PRETRAIN.md`\n")
+					p("records the evaluations of the whole run).\n\n")
+				}
 			}
 		}
 	}
@@ -684,7 +716,13 @@ func (c modelCard) markdown() string {
 			if multi {
 				p("| %d ", e.Stage+1)
 			}
-			p("| %d | %.3f | %.2f%% | %.2f%% | %.1f |\n", e.Step, e.Metrics["mlm_loss"], 100*e.Metrics["mlm_accuracy"], 100*e.Metrics["mlm_top5"], e.Metrics["perplexity"])
+			cell := func(key, format string, scale float64) string { // "–": not recorded
+				if v, ok := e.Metrics[key]; ok {
+					return fmt.Sprintf(format, scale*v)
+				}
+				return "–"
+			}
+			p("| %d | %s | %s | %s | %s |\n", e.Step, cell("mlm_loss", "%.3f", 1), cell("mlm_accuracy", "%.2f%%", 100), cell("mlm_top5", "%.2f%%", 100), cell("perplexity", "%.1f", 1))
 		}
 		p("\n")
 	}
