@@ -18,7 +18,8 @@ const (
 	// DefaultLR is the fine-tuning learning rate of models wider than SmallHidden (BERT-Base
 	// and up, as the BERT paper fine-tunes them); SmallModelLR that of the small ones, the
 	// built-in bertlab-mini among them. On the web sample, 3 epochs of batch 16 from
-	// bertlab-mini: part-of-speech test accuracy 35% at 1e-4, 63% at 5e-4, 74% at 1e-3.
+	// bertlab-mini (8 x 256): part-of-speech test accuracy 35% at 1e-4, 64% at 5e-4, 76% at 1e-3
+	// (seed 1; the 4-layer model before it: 35%, 63%, 74%).
 	DefaultLR    = 1e-4
 	SmallModelLR = 1e-3
 	SmallHidden  = 256
