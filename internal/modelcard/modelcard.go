@@ -151,13 +151,13 @@ func Write(o Options, stdout io.Writer) error {
 	if src.Tokenizer == nil || src.Model.MLM == nil {
 		return fmt.Errorf("%s: a model card needs vocab.txt and the masked-LM head", o.Run)
 	}
-	var recipeText string
-	if o.Recipe != "" {
-		b, err := os.ReadFile(o.Recipe)
-		if err != nil {
-			return err
-		}
-		recipeText = strings.TrimSpace(string(b))
+	recipeText, err := readOptional(o.Recipe)
+	if err != nil {
+		return err
+	}
+	extraText, err := readOptional(o.Extra)
+	if err != nil {
+		return err
 	}
 	var stages []stage
 	for _, dir := range append(slices.Clone(o.Stages), o.Run) {
@@ -183,14 +183,6 @@ func Write(o Options, stdout io.Writer) error {
 			return err
 		}
 		earlier = prependEarlier(&stages[0], evals)
-	}
-	var extraText string
-	if o.Extra != "" {
-		b, err := os.ReadFile(o.Extra)
-		if err != nil {
-			return err
-		}
-		extraText = strings.TrimSpace(string(b))
 	}
 
 	// A run without next-sentence prediction never trained the NSP head: the shipped folder
@@ -373,6 +365,18 @@ func Write(o Options, stdout io.Writer) error {
 // runMetadata returns the settings a run recorded with its optimizer state (seeds, sequence
 // length, sentence task, masking): those of run itself when it is a checkpoint folder, else of
 // its latest checkpoint; nil when there are none.
+// readOptional returns the trimmed text of the file at path, or "" when path is "".
+func readOptional(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 func runMetadata(run string) map[string]string {
 	dir := run
 	if _, err := os.Stat(filepath.Join(run, train.OptimizerFile)); err != nil {
@@ -406,6 +410,15 @@ func (s stage) setting(key, flag string) string {
 		return v
 	}
 	return s.Flags[flag]
+}
+
+// lateStart is the first step of the stage's logged history when that is not step 1 (the run
+// was carried on from saved weights and the steps before are logged nowhere here), else 0.
+func (s stage) lateStart() int {
+	if st, _ := splitHistory(s.State.LogHistory); len(st) > 0 && st[0].Step > 1 {
+		return st[0].Step
+	}
+	return 0
 }
 
 // recipeFlags returns the flags of the `bertlab pretrain` line of recipe whose --out is dir
@@ -665,7 +678,7 @@ func (c modelCard) markdown() string {
 	if multi {
 		about := ""
 		for _, s := range c.Stages {
-			if st, _ := splitHistory(s.State.LogHistory); len(st) > 0 && st[0].Step > 1 {
+			if s.lateStart() > 0 {
 				about = "about " // a stage's tokens are estimated
 			}
 		}
@@ -682,8 +695,8 @@ func (c modelCard) markdown() string {
 		mean /= float64(len(tail))
 		p("Training loss (masked-LM cross-entropy, nats): %.3f at step %d, %.3f averaged over the last %d steps.\n\n", first.MLMLoss, first.Step, mean, len(tail))
 		for i, s := range c.Stages {
-			if st, _ := splitHistory(s.State.LogHistory); len(st) > 0 && st[0].Step > 1 {
-				p("Stage %d's history here starts at its step %s: the run was carried on across machines from saved\n", i+1, human.Commas(int64(st[0].Step)))
+			if first := s.lateStart(); first > 0 {
+				p("Stage %d's history here starts at its step %s: the run was carried on across machines from saved\n", i+1, human.Commas(int64(first)))
 				if i == 0 && c.Earlier > 0 {
 					p("weights, so the loss curve holds only the steps since; the %d evaluations before it are the\n", c.Earlier)
 					p("ones the earlier sessions recorded (`%s`; `scripts/PRETRAIN.md` tells each session's part),\n", filepath.ToSlash(c.EarlierFile))
