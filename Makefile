@@ -34,7 +34,8 @@ MODEL ?=
 run: build wasm
 	$(GO) run ./cmd/modelindex -default $(DEFAULT_MODEL) assets/models
 	@d=assets/models/$(DEFAULT_MODEL); \
-	echo "the page's default model $$d: model.safetensors $$(wc -c < $$d/model.safetensors) bytes, $$(gzip -9c $$d/model.safetensors | wc -c) gzipped"
+	w=$$(ls $$d/model.safetensors $$d/model-*-of-*.safetensors 2>/dev/null); \
+	echo "the page's default model $$d: weights $$(cat $$w | wc -c) bytes in $$(echo $$w | wc -w) file(s), $$(cat $$w | gzip -9c | wc -c) gzipped"
 	@m="$(MODEL)"; [ -n "$$m" ] || m=assets/models/$(DEFAULT_MODEL); \
 	echo "open http://127.0.0.1:$(PORT)/"; \
 	$(BERTLAB) serve --addr 127.0.0.1:$(PORT) --assets assets --model $$m

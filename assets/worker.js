@@ -49,6 +49,7 @@ async function fetchBytes(url, signal) {
 const loadFields = {
   'config.json': 'config',
   'model.safetensors': 'weights',
+  'model.safetensors.index.json': 'weightsIndex',
   'vocab.txt': 'vocab',
   'tokenizer_config.json': 'tokenizerConfig',
   'tokenizer.json': 'tokenizerJSON',
@@ -59,11 +60,24 @@ const loadFields = {
   'special_tokens_map.json': 'specialTokensMap',
 };
 
+// Weights saved in shards (model-00001-of-00002.safetensors, ...) go to bertlab.load as
+// {shards: {name: bytes}}, with the index (model.safetensors.index.json) that says which tensor
+// is in which.
+const isShard = (f) => /^model-\d{5}-of-\d{5}\.safetensors$/.test(f);
+
+// put puts one file of a model folder into bertlab.load's argument.
+function put(arg, f, bytes) {
+  if (isShard(f)) (arg.shards ??= {})[f] = bytes;
+  else arg[loadFields[f]] = bytes;
+}
+
+const wanted = (f) => f in loadFields || isShard(f);
+
 // fetchFields fetches the files of a model folder under base into bertlab.load's argument.
 async function fetchFields(base, files, signal) {
   const arg = {};
-  await Promise.all(files.filter((f) => f in loadFields).map(async (f) => {
-    arg[loadFields[f]] = await fetchBytes(base + f, signal);
+  await Promise.all(files.filter(wanted).map(async (f) => {
+    put(arg, f, await fetchBytes(base + f, signal));
   }));
   return arg;
 }
@@ -103,8 +117,8 @@ async function loadURL(base, files) {
 
 async function loadFiles(files) {
   const arg = {};
-  await Promise.all(Object.entries(files).filter(([f]) => f in loadFields).map(async ([f, v]) => {
-    arg[loadFields[f]] = v instanceof Uint8Array ? v : new Uint8Array(await v.arrayBuffer());
+  await Promise.all(Object.entries(files).filter(([f]) => wanted(f)).map(async ([f, v]) => {
+    put(arg, f, v instanceof Uint8Array ? v : new Uint8Array(await v.arrayBuffer()));
   }));
   return self.bertlab.load(arg);
 }

@@ -3140,7 +3140,7 @@ func (c *HubLoad) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "p", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hint"}}}
 		vgparent.AppendChild(vgn)
-		vgn.SetInnerHTML(vugu.HTML("Give a public model\x26#39;s id on the HuggingFace Hub, \x3Ccode\x3Eorg/name\x3C/code\x3E or \x3Ccode\x3Eorg/name@revision\x3C/code\x3E (a branch, a tag or a commit): the page fetches config.json, the weights (model.safetensors) and the tokenizer\x26#39;s files from the Hub\x26#39;s \x3Ccode\x3Eresolve\x3C/code\x3E addresses straight into your browser, then loads them as a folder of your own. Nothing is fetched until you ask; the built-in model needs no network."))
+		vgn.SetInnerHTML(vugu.HTML("Give a public model\x26#39;s id on the HuggingFace Hub, \x3Ccode\x3Eorg/name\x3C/code\x3E or \x3Ccode\x3Eorg/name@revision\x3C/code\x3E (a branch, a tag or a commit): the page fetches config.json, the weights (model.safetensors, or model.safetensors.index.json and the shards it names) and the tokenizer\x26#39;s files from the Hub\x26#39;s \x3Ccode\x3Eresolve\x3C/code\x3E addresses straight into your browser, then loads them as a folder of your own. Nothing is fetched until you ask; the built-in model needs no network."))
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n  "}
 		vgparent.AppendChild(vgn)
 		vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "div", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "hubform"}}}
@@ -4439,7 +4439,7 @@ func (c *ModelsView) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			{
 				vgparent := vgn
 				_ = vgparent
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pick or drop a HuggingFace folder of BERT or its family (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa): config.json, model.safetensors and the tokenizer's files (vocab.txt; RoBERTa's vocab.json and merges.txt; ALBERT's spiece.model; DeBERTa's spm.model; or tokenizer.json; with tokenizer_config.json and special_tokens_map.json if it has them) are taken by name; other files and subfolders are left alone. The files stay in your browser. Before loading, the size is read from config.json: models over "}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Pick or drop a HuggingFace folder of BERT or its family (DistilBERT, RoBERTa, ALBERT, ELECTRA, DeBERTa): config.json, model.safetensors (or model.safetensors.index.json with its shards, model-00001-of-00002.safetensors and so on) and the tokenizer's files (vocab.txt; RoBERTa's vocab.json and merges.txt; ALBERT's spiece.model; DeBERTa's spm.model; or tokenizer.json; with tokenizer_config.json and special_tokens_map.json if it has them) are taken by name; other files and subfolders are left alone. The files stay in your browser. Before loading, the size is read from config.json: models over "}
 				vgparent.AppendChild(vgn)
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "span", Attr: []vugu.VGAttribute(nil)}
 				vgparent.AppendChild(vgn)

@@ -12,6 +12,7 @@ import (
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/internal/hubid"
 )
 
@@ -90,7 +91,7 @@ func (c *HubLoad) load() {
 }
 
 // fetch gets ref's model folder: config.json (refused early when the model is too large for
-// the page), model.safetensors, and whichever tokenizer files the repository has. It first asks
+// the page), model.safetensors (or the index and the shards it names), and whichever tokenizer files the repository has. It first asks
 // the Hub for the revision's files and their shas (hubid.InfoURL): then only files that exist
 // are fetched, all at the commit the revision named then, and each is checked against its sha
 // (the sha256 of a LFS file, the git blob sha1 of the others). A mirror without that API is
@@ -169,13 +170,15 @@ func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w == nil {
-		if x, _ := get(hubid.WeightsIndexFile, true); x != nil {
-			return nil, fmt.Errorf("%s: the weights are in shards (%s): the page reads one model.safetensors; the command line loads shards (bertlab --model %s)", ref, hubid.WeightsIndexFile, ref)
+	if w != nil {
+		files = append(files, *w)
+	} else {
+		shards, err := c.fetchShards(ref, get)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%s: no %s (the page reads safetensors weights only)", ref, hubid.WeightsFile)
+		files = append(files, shards...)
 	}
-	files = append(files, *w)
 	for _, name := range hubid.TokenizerFiles {
 		f, err := get(name, true)
 		if err != nil {
@@ -184,6 +187,39 @@ func (c *HubLoad) fetch(ref hubid.Ref) ([]LocalFile, error) {
 		if f != nil {
 			files = append(files, *f)
 		}
+	}
+	return files, nil
+}
+
+// fetchShards gets weights saved in shards: model.safetensors.index.json, then each shard it
+// names (model-00001-of-00002.safetensors, ...), as transformers' save_pretrained names them.
+func (c *HubLoad) fetchShards(ref hubid.Ref, get func(name string, optional bool) (*LocalFile, error)) ([]LocalFile, error) {
+	x, err := get(hubid.WeightsIndexFile, true)
+	if err != nil {
+		return nil, err
+	}
+	if x == nil {
+		return nil, fmt.Errorf("%s: no %s and no %s (the page reads safetensors weights only)", ref, hubid.WeightsFile, hubid.WeightsIndexFile)
+	}
+	b, err := readBytes(*x)
+	if err != nil {
+		return nil, err
+	}
+	x.Data = b
+	idx, err := hf.ParseShardIndex(b, ref.String()+": "+hubid.WeightsIndexFile)
+	if err != nil {
+		return nil, err
+	}
+	files := []LocalFile{*x}
+	for _, name := range idx.Shards() {
+		if !hf.IsShardFile(name) {
+			return nil, fmt.Errorf("%s: %s names the shard %q: the page reads shards named as transformers names them (model-00001-of-00002.safetensors); the command line reads any (bertlab --model %s)", ref, hubid.WeightsIndexFile, name, ref)
+		}
+		f, err := get(name, false)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, *f)
 	}
 	return files, nil
 }

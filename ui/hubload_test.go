@@ -76,7 +76,34 @@ func TestHubLoad(t *testing.T) {
 	commit := srv.Push("bertlab/tiny", "main", files)
 	srv.Push("bertlab/gated", "main", files)
 	srv.Gate("bertlab/gated")
-	srv.Push("bertlab/sharded", "main", map[string][]byte{"config.json": files["config.json"], "model.safetensors.index.json": []byte(`{"weight_map":{"a":"model-00001-of-00001.safetensors"}}`)})
+	// The fixture saved in two shards, and a repository whose index names a shard it lacks.
+	ref, err := hf.LoadFolder(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, p := range ref.Model.Params() {
+		total += 4 * int64(len(p.T.Data))
+	}
+	shardDir := t.TempDir()
+	if err := hf.SaveFolder(shardDir, ref.Model, ref.Tokenizer, hf.SaveOptions{MaxShardSize: total/2 + 1}); err != nil {
+		t.Fatal(err)
+	}
+	shardFiles := map[string][]byte{}
+	ents, err := os.ReadDir(shardDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if shardFiles[e.Name()], err = os.ReadFile(filepath.Join(shardDir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if shardFiles[hf.ShardFile(2, 2)] == nil {
+		t.Fatalf("the sharded fixture has %d files, want two shards", len(shardFiles))
+	}
+	srv.Push("bertlab/sharded", "main", shardFiles)
+	srv.Push("bertlab/shardless", "main", map[string][]byte{"config.json": files["config.json"], "model.safetensors.index.json": []byte(`{"weight_map":{"a":"model-00001-of-00001.safetensors"}}`)})
 
 	eng := &filesEngine{nativeEngine: newNativeEngine(t)}
 	a := &App{Eng: eng}
@@ -99,12 +126,28 @@ func TestHubLoad(t *testing.T) {
 	if strings.Join(names, " ") != "config.json model.safetensors vocab.txt" {
 		t.Errorf("the engine got %v", names)
 	}
+	// Weights in shards: the index, then each shard, byte for byte, and the model loads.
+	h.ID = "bertlab/sharded"
+	h.load()
+	if h.Err != "" || a.LoadErr != "" || a.Info.Parameters != ref.Model.NumParams() {
+		t.Fatalf("sharded: hub error %q, load error %q", h.Err, a.LoadErr)
+	}
+	names = nil
+	for _, f := range eng.got {
+		names = append(names, f.Name)
+		if !bytes.Equal(f.Data, shardFiles[f.Name]) {
+			t.Errorf("sharded: %s: not the Hub's bytes", f.Name)
+		}
+	}
+	if want := "config.json model.safetensors.index.json vocab.txt tokenizer_config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors"; strings.Join(names, " ") != want {
+		t.Errorf("sharded: the engine got %v, want %s", names, want)
+	}
 	info := a.Info
 	for _, c := range []struct{ id, want string }{
 		{"bertlab/missing", "bertlab/missing@main: config.json: HTTP 401"},
 		{"bertlab/tiny@v9", "bertlab/tiny@v9: config.json: not found"},
 		{"bertlab/gated", "gated or private"},
-		{"bertlab/sharded", "shards"},
+		{"bertlab/shardless", "model-00001-of-00001.safetensors: not in the repository"},
 		{"not an id", "want org/name"},
 	} {
 		h.ID = c.id

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer/auto"
 	"github.com/vugu/vugu/js"
 )
@@ -21,10 +22,12 @@ import (
 // anything bigger is refused before a byte is read.
 const MaxBrowserWeights = 1.5e9
 
-// Files of a HuggingFace model folder that the engine reads: config.json and model.safetensors,
-// and the files of the tokenizer of any family (auto.Files: BERT's vocab.txt, RoBERTa's
-// vocab.json and merges.txt or tokenizer.json, ALBERT's spiece.model, DeBERTa's spm.model).
-var modelFileNames = append([]string{"config.json", "model.safetensors"}, auto.Files...)
+// Files of a HuggingFace model folder that the engine reads: config.json, the weights
+// (model.safetensors, or model.safetensors.index.json with the shards it names, which
+// hf.IsShardFile recognises) and the files of the tokenizer of any family (auto.Files: BERT's
+// vocab.txt, RoBERTa's vocab.json and merges.txt or tokenizer.json, ALBERT's spiece.model,
+// DeBERTa's spm.model).
+var modelFileNames = append([]string{hf.ConfigFile, hf.WeightsFile, hf.WeightsIndexFile}, auto.Files...)
 
 // missingTokenizer names what a folder lacks for a tokenizer, "" when it has one: vocab.txt (the
 // usual file) when it has no tokenizer file at all.
@@ -54,10 +57,11 @@ type LocalFile struct {
 
 // weightFormats are weight files of other formats, named when a folder has no
 // model.safetensors.
-var weightFormats = []string{"model.safetensors.index.json", "pytorch_model.bin", "tf_model.h5", "flax_model.msgpack"}
+var weightFormats = []string{"pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"}
 
 // PickModelFiles keeps the files of files that a model folder needs, by name: config.json,
-// model.safetensors and the tokenizer's files (vocab.txt, tokenizer.json, vocab.json and
+// model.safetensors (or model.safetensors.index.json and the shards,
+// model-00001-of-00002.safetensors, ...) and the tokenizer's files (vocab.txt, tokenizer.json, vocab.json and
 // merges.txt, spiece.model or spm.model, with tokenizer_config.json and
 // special_tokens_map.json when there are). A folder picked or dropped whole brings its other
 // files too, and maybe subfolders (checkpoint-500/, onnx/): the files are taken from the
@@ -77,7 +81,7 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 		if slices.Contains(weightFormats, name) {
 			others[dir] = append(others[dir], name)
 		}
-		if !slices.Contains(modelFileNames, name) {
+		if !slices.Contains(modelFileNames, name) && !hf.IsShardFile(name) {
 			continue
 		}
 		if byDir[dir] == nil {
@@ -99,10 +103,11 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 	missing := func(dir string) []string {
 		has := func(name string) bool { _, ok := byDir[dir][name]; return ok }
 		var m []string
-		for _, want := range modelFileNames[:2] {
-			if !has(want) {
-				m = append(m, want)
-			}
+		if !has(hf.ConfigFile) {
+			m = append(m, hf.ConfigFile)
+		}
+		if !has(hf.WeightsFile) && !has(hf.WeightsIndexFile) {
+			m = append(m, hf.WeightsFile)
 		}
 		if t := missingTokenizer(has); t != "" {
 			m = append(m, t)
@@ -129,6 +134,15 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 				picked = append(picked, f)
 			}
 		}
+		// The shards, by name, when the weights are the index (model.safetensors is read
+		// alone when there is one, as the loader does).
+		if _, one := byDir[dirs[0]][hf.WeightsFile]; !one {
+			for _, name := range slices.Sorted(maps.Keys(byDir[dirs[0]])) {
+				if hf.IsShardFile(name) {
+					picked = append(picked, byDir[dirs[0]][name])
+				}
+			}
+		}
 		return picked, nil
 	}
 	best := "."
@@ -142,7 +156,7 @@ func PickModelFiles(files []LocalFile) ([]LocalFile, error) {
 	}
 	msg := fmt.Sprintf("missing %s%s: a model folder needs config.json, model.safetensors and its tokenizer's files (vocab.txt; or tokenizer.json; or vocab.json and merges.txt; or spiece.model or spm.model)", strings.Join(lacks, ", "), where)
 	if o := others[best]; len(o) > 0 && slices.Contains(lacks, "model.safetensors") {
-		msg += fmt.Sprintf(". The folder has %s: the page reads single-file safetensors weights only (convert with transformers: model.save_pretrained(dir, safe_serialization=True, max_shard_size=\"10GB\"))", strings.Join(o, ", "))
+		msg += fmt.Sprintf(". The folder has %s: the page reads safetensors weights, one file or shards (convert with transformers: model.save_pretrained(dir, safe_serialization=True))", strings.Join(o, ", "))
 	}
 	return nil, errors.New(msg)
 }

@@ -128,6 +128,16 @@ func TestPickModelFilesNested(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "missing model.safetensors in m/") || !strings.Contains(err.Error(), "pytorch_model.bin") {
 		t.Errorf("error %v", err)
 	}
+	// Weights in shards: the index and the shards go along; other safetensors files do not.
+	got, err = PickModelFiles([]LocalFile{f("s/model-00002-of-00002.safetensors"), f("s/config.json"), f("s/model.safetensors.index.json"),
+		f("s/vocab.txt"), f("s/model-00001-of-00002.safetensors"), f("s/adapter.safetensors"), f("s/pytorch_model.bin")})
+	paths = nil
+	for _, g := range got {
+		paths = append(paths, g.Name)
+	}
+	if err != nil || strings.Join(paths, " ") != "config.json model.safetensors.index.json vocab.txt model-00001-of-00002.safetensors model-00002-of-00002.safetensors" {
+		t.Errorf("sharded: picked %v, %v", paths, err)
+	}
 	if _, err := PickModelFiles(nil); err == nil || !strings.Contains(err.Error(), "missing config.json, model.safetensors, vocab.txt:") {
 		t.Errorf("nothing dropped: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,5 +112,48 @@ func TestInitShape(t *testing.T) {
 		if mc.NumHiddenLayers != c.layers || mc.HiddenSize != c.hidden || mc.NumAttentionHeads != c.heads || mc.IntermediateSize != c.intermediate {
 			t.Errorf("%v: %d layers, hidden %d, %d heads, intermediate %d", c.args, mc.NumHiddenLayers, mc.HiddenSize, mc.NumAttentionHeads, mc.IntermediateSize)
 		}
+	}
+}
+
+// TestConvertShards writes the fixture in shards with --max-shard-size and back in one file:
+// the index and shards hold the same weights (F32: bit for bit), `bertlab info` reads the
+// sharded folder, and a size that is not one is a usage error naming the flag.
+func TestConvertShards(t *testing.T) {
+	src, err := hf.LoadFolder(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m")
+	if _, stderr, code := bertlab(t, "", "convert", "--model", fixture, "--out", out, "--dtype", "F32", "--max-shard-size", "200kB"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files, err := hf.WeightsFiles(os.DirFS(out), out)
+	if err != nil || len(files) < 3 || files[0] != hf.WeightsIndexFile {
+		t.Fatalf("weights %v (%v), want the index and shards", files, err)
+	}
+	got, err := hf.LoadFolder(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := src.Model.Params()
+	for i, p := range got.Model.Params() {
+		if !slices.Equal(p.T.Data, want[i].T.Data) {
+			t.Errorf("%s differs after the sharded save", p.Name)
+		}
+	}
+	if stdout, stderr, code := bertlab(t, "", "info", "--model", out); code != 0 || !strings.Contains(stdout, hf.WeightsIndexFile) {
+		t.Errorf("info on the sharded folder: exit %d, %s%s", code, stdout, stderr)
+	}
+	if _, stderr, code := bertlab(t, "", "convert", "--model", out, "--out", out, "--dtype", "F32"); code != 0 {
+		t.Fatalf("back to one file: exit %d: %s", code, stderr)
+	}
+	if files, err := hf.WeightsFiles(os.DirFS(out), out); err != nil || !slices.Equal(files, []string{hf.WeightsFile}) {
+		t.Errorf("after saving one file again: %v (%v)", files, err)
+	}
+	if ents, _ := os.ReadDir(out); slices.ContainsFunc(ents, func(e os.DirEntry) bool { return hf.IsShardFile(e.Name()) || e.Name() == hf.WeightsIndexFile }) {
+		t.Errorf("the shards of the earlier save are still there")
+	}
+	if _, stderr, code := bertlab(t, "", "convert", "--model", fixture, "--out", t.TempDir(), "--max-shard-size", "ten MB"); code != 2 || !strings.Contains(stderr, "--max-shard-size") {
+		t.Errorf("a bad size: exit %d, %s", code, stderr)
 	}
 }

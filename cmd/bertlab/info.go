@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -53,11 +52,10 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	heads := m.HeadNames()
 	fmt.Fprintf(stdout, "heads       %s\n", orNone(strings.Join(heads, ", ")))
 	fmt.Fprintf(stdout, "parameters  %s\n", human.Commas(m.NumParams()))
-	size := int64(0)
-	if st, err := os.Stat(filepath.Join(f.Dir, hf.WeightsFile)); err == nil {
-		size = st.Size()
-	}
-	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", hf.WeightsFile, f.Report.DType, human.Bytes(size))
+	// The weights' files (model.safetensors, or the index and its shards) and their bytes.
+	wfiles, _ := hf.WeightsFiles(os.DirFS(f.Dir), f.Dir)
+	size, _ := hf.WeightsSize(f.Dir)
+	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", strings.Join(wfiles, ", "), f.Report.DType, human.Bytes(size))
 	if f.Tokenizer != nil {
 		tc := f.Tokenizer.Config()
 		fmt.Fprintf(stdout, "tokenizer   %d tokens, lowercase %v\n", f.Tokenizer.Vocab().Len(), tc.DoLowerCase)

@@ -2,7 +2,8 @@
 //
 //	go run ./cmd/modelindex [-default NAME] assets/models
 //
-// Every sub-folder with a config.json is listed with the files the engine loads. A folder's
+// Every sub-folder with a config.json is listed with the files the engine loads (the weights as
+// model.safetensors, or as model.safetensors.index.json and the shards it names). A folder's
 // optional note.txt (one line, e.g. "random weights: the predictions are noise") is shown on
 // the page under the header.
 package main
@@ -38,10 +39,6 @@ func main() {
 	}
 }
 
-// loadable are the files of a model folder the engine reads, in the order it wants them: the
-// config, the weights and the tokenizer files of every family (auto.Files).
-var loadable = append([]string{"config.json", "model.safetensors"}, auto.Files...)
-
 // Index lists the model folders under dir.
 func Index(dir, def string) (*ui.ModelIndex, error) {
 	entries, err := os.ReadDir(dir)
@@ -54,17 +51,21 @@ func Index(dir, def string) (*ui.ModelIndex, error) {
 			continue
 		}
 		folder := filepath.Join(dir, e.Name())
-		ref := ui.ModelRef{Name: e.Name(), Path: e.Name() + "/"}
-		for _, f := range loadable {
+		if _, err := os.Stat(filepath.Join(folder, hf.ConfigFile)); err != nil {
+			continue
+		}
+		// The files the engine loads, in the order it wants them: the config, the weights
+		// (model.safetensors, or the index and its shards) and the tokenizer's files of any
+		// family (auto.Files).
+		weights, err := hf.WeightsFiles(os.DirFS(folder), folder)
+		if err != nil {
+			return nil, err
+		}
+		ref := ui.ModelRef{Name: e.Name(), Path: e.Name() + "/", Files: append([]string{hf.ConfigFile}, weights...)}
+		for _, f := range auto.Files {
 			if _, err := os.Stat(filepath.Join(folder, f)); err == nil {
 				ref.Files = append(ref.Files, f)
 			}
-		}
-		if len(ref.Files) == 0 || ref.Files[0] != "config.json" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(folder, "model.safetensors")); err != nil {
-			return nil, fmt.Errorf("%s: no model.safetensors", folder)
 		}
 		if _, err := auto.LoadFS(os.DirFS(folder), folder); err != nil {
 			return nil, err

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/bertlab/bertlab/core/hf"
 	"github.com/bertlab/bertlab/core/tokenizer/auto"
 	"github.com/bertlab/bertlab/internal/familyfixture"
 )
@@ -45,6 +47,20 @@ func TestIndexFamilies(t *testing.T) {
 	for family := range want {
 		copyDir(familyfixture.Dir(family), filepath.Join(dir, family))
 	}
+	// A BERT folder saved in shards: the index, then its shards, in the order the worker
+	// fetches them.
+	bert, err := hf.LoadFolder("../../core/bert/testdata/bert-tiny-random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, p := range bert.Model.Params() {
+		total += 4 * int64(len(p.T.Data))
+	}
+	if err := hf.SaveFolder(filepath.Join(dir, "sharded"), bert.Model, bert.Tokenizer, hf.SaveOptions{MaxShardSize: total/2 + 1}); err != nil {
+		t.Fatal(err)
+	}
+	want["sharded"] = []string{"config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "vocab.txt", "tokenizer_config.json"}
 	idx, err := Index(dir, "roberta")
 	if err != nil {
 		t.Fatal(err)
@@ -60,5 +76,12 @@ func TestIndexFamilies(t *testing.T) {
 	copyDir(familyfixture.Dir("roberta"), filepath.Join(dir, "bare"), "vocab.json", "merges.txt")
 	if _, err := Index(dir, ""); !errors.Is(err, auto.ErrNone) {
 		t.Errorf("a folder without tokenizer files: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "bare")); err != nil {
+		t.Fatal(err)
+	}
+	copyDir(familyfixture.Dir("roberta"), filepath.Join(dir, "noweights"), "model.safetensors")
+	if _, err := Index(dir, ""); err == nil || !strings.Contains(err.Error(), "noweights") || !strings.Contains(err.Error(), "no model.safetensors") {
+		t.Errorf("a folder without weights: %v, want an error naming it and model.safetensors", err)
 	}
 }

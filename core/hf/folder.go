@@ -351,6 +351,12 @@ type SaveOptions struct {
 	// SaveFolder is given a WordPiece tokenizer, that writes vocab.txt and
 	// tokenizer_config.json instead of the copies.
 	TokenizerFiles map[string][]byte
+	// MaxShardSize, when above 0, splits weights of more bytes than that into shards of at
+	// most that many bytes of tensor data each (model-00001-of-00002.safetensors, ...) with
+	// their index, model.safetensors.index.json, as transformers' save_pretrained does with
+	// max_shard_size; a single tensor larger than that has a shard of its own. 0 writes one
+	// model.safetensors.
+	MaxShardSize int64
 }
 
 // SaveFolder writes m (and tok, if not nil, and opt.TokenizerFiles) to dir in HF layout, each
@@ -405,7 +411,7 @@ func SaveFolder(dir string, m *bert.Model, tok *tokenizer.Tokenizer, opt SaveOpt
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
 		return err
 	}
-	if err := writeWeights(dir, params, opt.DType); err != nil {
+	if err := writeWeights(dir, params, opt.DType, opt.MaxShardSize); err != nil {
 		return err
 	}
 	for _, file := range auto.Files {
@@ -453,17 +459,27 @@ func joinSorted(a, b string) string {
 }
 
 // writeWeights writes params to dir/WeightsFile as dt (F32 when empty), with the "format": "pt"
-// metadata that transformers reads.
-func writeWeights(dir string, params []bert.Param, dt DType) error {
+// metadata that transformers reads, or, when they hold more than maxShard bytes (maxShard > 0),
+// as shards with their index (writeSharded). Either way it then removes the other layout's
+// files that an earlier save left, so that the folder holds one set of weights.
+func writeWeights(dir string, params []bert.Param, dt DType, maxShard int64) error {
 	ts := make([]Tensor, 0, len(params))
-	for _, p := range params {
-		ts = append(ts, Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
-	}
+	var total int64
 	if dt == "" {
 		dt = F32
+	}
+	for _, p := range params {
+		ts = append(ts, Tensor{Name: p.Name, Shape: p.T.Shape, Data: p.T.Data})
+		total += int64(len(p.T.Data)) * int64(dt.Size())
+	}
+	if maxShard > 0 && total > maxShard {
+		return writeSharded(dir, ts, dt, maxShard)
 	}
 	if err := Write(filepath.Join(dir, WeightsFile), ts, WriteOptions{DType: dt, Metadata: map[string]string{"format": "pt"}}); err != nil {
 		return fmt.Errorf("save %s: %w", dir, err)
 	}
-	return nil
+	if err := os.Remove(filepath.Join(dir, WeightsIndexFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("save %s: %w", dir, err)
+	}
+	return removeShards(dir, nil)
 }

@@ -237,7 +237,7 @@ func SaveTaskFolder(dir string, m *bert.TaskModel, tok *tokenizer.Tokenizer, opt
 		return fmt.Errorf("save %s: config: %w", dir, err)
 	}
 	// Weights first: a folder whose config.json names the task always has the task's weights.
-	if err := writeWeights(dir, m.Params(), opt.DType); err != nil {
+	if err := writeWeights(dir, m.Params(), opt.DType, opt.MaxShardSize); err != nil {
 		return err
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {

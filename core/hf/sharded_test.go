@@ -187,3 +187,124 @@ func TestShardedErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveFolderShards saves the fixture model with SaveOptions.MaxShardSize and checks the
+// layout transformers' save_pretrained(max_shard_size=...) writes: shards of at most the size
+// (a larger tensor alone), named model-0000i-of-0000n.safetensors, an index whose total_size is
+// their data and whose weight_map names each tensor's shard; the folder loads back with every
+// parameter equal; and a later save in the other layout leaves no file of the earlier one.
+func TestSaveFolderShards(t *testing.T) {
+	ref, err := hf.LoadFolder(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total, largest int64
+	for _, p := range ref.Model.Params() {
+		n := 4 * int64(len(p.T.Data))
+		total += n
+		largest = max(largest, n)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		max   int64
+		wantN int // shards; 0: one model.safetensors
+	}{
+		{"no limit", 0, 0},
+		{"limit above the total", total, 0},
+		{"half", total/2 + 1, 2},
+		{"below the largest tensor", largest / 2, -1},
+		{"one file again", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := hf.SaveFolder(dir, ref.Model, ref.Tokenizer, hf.SaveOptions{MaxShardSize: tc.max}); err != nil {
+				t.Fatal(err)
+			}
+			files, err := hf.WeightsFiles(os.DirFS(dir), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var shards []string
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if hf.IsShardFile(e.Name()) {
+					shards = append(shards, e.Name())
+				}
+			}
+			_, single := os.Stat(filepath.Join(dir, hf.WeightsFile))
+			_, index := os.Stat(filepath.Join(dir, hf.WeightsIndexFile))
+			if tc.wantN == 0 {
+				if single != nil || index == nil || len(shards) != 0 || !slices.Equal(files, []string{hf.WeightsFile}) {
+					t.Fatalf("want model.safetensors alone; files %v, shards %v, index %v", files, shards, index)
+				}
+			} else {
+				if single == nil || index != nil {
+					t.Fatalf("want the index and no model.safetensors (stat: %v, %v)", single, index)
+				}
+				if tc.wantN > 0 && len(shards) != tc.wantN {
+					t.Fatalf("%d shards %v, want %d", len(shards), shards, tc.wantN)
+				}
+				if !slices.Equal(files, append([]string{hf.WeightsIndexFile}, shards...)) {
+					t.Errorf("WeightsFiles %v, want the index and %v", files, shards)
+				}
+				b, err := os.ReadFile(filepath.Join(dir, hf.WeightsIndexFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				x, err := hf.ParseShardIndex(b, "index")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x.TotalSize != total {
+					t.Errorf("total_size %d, want %d", x.TotalSize, total)
+				}
+				var sum int64
+				for i, s := range shards {
+					if want := fmt.Sprintf("model-%05d-of-%05d.safetensors", i+1, len(shards)); s != want {
+						t.Errorf("shard %d is %s, want %s", i, s, want)
+					}
+					f, err := hf.Open(filepath.Join(dir, s))
+					if err != nil {
+						t.Fatal(err)
+					}
+					var data int64
+					for _, n := range f.Names() {
+						ti, _ := f.Info(n)
+						data += int64(ti.NumElements()) * 4
+						if x.WeightMap[n] != s {
+							t.Errorf("weight_map[%s] = %q, the tensor is in %s", n, x.WeightMap[n], s)
+						}
+					}
+					if len(f.Names()) > 1 && data > tc.max {
+						t.Errorf("%s holds %d bytes of %d tensors, over the limit %d", s, data, len(f.Names()), tc.max)
+					}
+					if f.Metadata()["format"] != "pt" {
+						t.Errorf("%s: metadata %v, want format pt", s, f.Metadata())
+					}
+					sum += data
+					f.Close()
+				}
+				if sum != total || len(x.WeightMap) != len(ref.Model.Params()) {
+					t.Errorf("shards hold %d bytes and the index %d tensors, want %d and %d", sum, len(x.WeightMap), total, len(ref.Model.Params()))
+				}
+			}
+			got, err := hf.LoadFolder(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]float32{}
+			for _, p := range ref.Model.Params() {
+				want[p.Name] = p.T.Data
+			}
+			for _, p := range got.Model.Params() {
+				if !slices.Equal(p.T.Data, want[p.Name]) {
+					t.Errorf("parameter %s differs after the save", p.Name)
+				}
+			}
+			size, err := hf.WeightsSize(dir)
+			if err != nil || size < total {
+				t.Errorf("WeightsSize %d (%v), want at least the %d bytes of data", size, err, total)
+			}
+		})
+	}
+}

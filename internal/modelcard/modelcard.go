@@ -38,9 +38,14 @@ const (
 	NoteFile          = "note.txt" // one line, shown on the page under the header (cmd/modelindex)
 )
 
-// MaxShippedWeights bounds model.safetensors of the built-in model, which the page downloads
-// (24 MiB of F16: issue 25).
+// MaxShippedWeights bounds the weights of the built-in model, which the page downloads (24 MiB
+// of F16: issue 25), over all their files.
 const MaxShippedWeights = 24 << 20
+
+// DefaultShardSize is the shard size `bertlab modelcard` saves the weights in: the repository
+// that ships the built-in model keeps each file under 20 MiB, so weights over 16 MiB go in
+// shards with their index, as transformers' save_pretrained(max_shard_size="16MiB") writes them.
+const DefaultShardSize = "16MiB"
 
 // ClozeSet is a file of cloze sentences the card scores, with the share of sentences that must
 // have an accepted word in the model's top 5 (0: no bar).
@@ -114,6 +119,9 @@ type Options struct {
 	Cloze []ClozeSet
 	// DType is the storage dtype of model.safetensors (default F16).
 	DType hf.DType
+	// MaxShardSize, above 0, saves weights of more bytes in shards of at most that many
+	// (hf.SaveOptions.MaxShardSize); 0 writes one model.safetensors.
+	MaxShardSize int64
 }
 
 // DefaultTrain is the training text a card assumes when Options.Train is nil.
@@ -195,16 +203,20 @@ func Write(o Options, stdout io.Writer) error {
 	}
 
 	// The shipped folder, then everything measured on what it holds (the stored weights).
-	if err := hf.SaveFolder(o.Out, src.Model, src.Tokenizer, hf.SaveOptions{DType: dt}); err != nil {
+	if err := hf.SaveFolder(o.Out, src.Model, src.Tokenizer, hf.SaveOptions{DType: dt, MaxShardSize: o.MaxShardSize}); err != nil {
 		return err
 	}
 	shipped, err := hf.LoadFolder(o.Out)
 	if err != nil {
 		return err
 	}
-	size := int64(0)
-	if fi, err := os.Stat(filepath.Join(o.Out, hf.WeightsFile)); err == nil {
-		size = fi.Size()
+	size, err := hf.WeightsSize(o.Out)
+	if err != nil {
+		return err
+	}
+	weightFiles, err := hf.WeightsFiles(os.DirFS(o.Out), o.Out)
+	if err != nil {
+		return err
 	}
 
 	var eval *train.MLMMetrics
@@ -320,7 +332,7 @@ func Write(o Options, stdout io.Writer) error {
 	} else if err := os.Remove(accPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, Stages: stages, Meta: meta,
+	card := modelCard{Name: o.Name, Note: o.Note, Dir: o.Out, Folder: shipped, DType: dt, Size: size, Files: weightFiles, Stages: stages, Meta: meta,
 		Earlier: earlier, EarlierFile: o.EarlierEvals,
 		Eval: eval, EvalCmd: evalCmd, Baseline: baseline, Also: also, Cloze: results, Neighbours: neighbours, Stats: stats, Recipe: recipeText, Extra: extraText}
 	if err := hf.WriteFileAtomic(filepath.Join(o.Out, CardFile), []byte(card.markdown())); err != nil {
@@ -335,7 +347,7 @@ func Write(o Options, stdout io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, hf.WeightsFile, dt, human.Bytes(size), CardFile, LossCurveFile)
+	fmt.Fprintf(stdout, "wrote %s: %s %s (%s), %s, %s\n", o.Out, strings.Join(weightFiles, ", "), dt, human.Bytes(size), CardFile, LossCurveFile)
 	if eval != nil {
 		fmt.Fprintf(stdout, "held-out masked LM: top-1 %.4f, top-5 %.4f, perplexity %.2f over %d predictions\n", eval.Accuracy, eval.Top5, eval.Perplexity, eval.N)
 	}
@@ -357,7 +369,7 @@ func Write(o Options, stdout io.Writer) error {
 		}
 	}
 	if size > MaxShippedWeights {
-		return fmt.Errorf("%s is %s, more than the %s the page may download: choose a smaller model or vocabulary", hf.WeightsFile, human.Bytes(size), human.Bytes(MaxShippedWeights))
+		return fmt.Errorf("the weights (%s) are %s, more than the %s the page may download: choose a smaller model or vocabulary", strings.Join(weightFiles, ", "), human.Bytes(size), human.Bytes(MaxShippedWeights))
 	}
 	return nil
 }
@@ -545,6 +557,7 @@ type modelCard struct {
 	Folder          *hf.Folder
 	DType           hf.DType
 	Size            int64
+	Files           []string // the weights files (hf.WeightsFiles)
 	Stages          []stage
 	Meta            map[string]string // the last stage's settings
 	Eval            *train.MLMMetrics
@@ -621,7 +634,7 @@ func (c modelCard) markdown() string {
 	p("| positions | %d (trained on sequences of at most %s tokens) |\n", mc.MaxPositionEmbeddings, orDash(c.Meta["max_seq_length"]))
 	p("| activation, dropout | %s, %g (hidden), %g (attention) |\n", mc.HiddenAct, mc.HiddenDropoutProb, mc.AttentionProbsDropoutProb)
 	p("| parameters | %s |\n", human.Commas(m.NumParams()))
-	p("| weights | `%s`, %s, %s |\n", hf.WeightsFile, c.DType, human.Bytes(c.Size))
+	p("| weights | %s, %s, %s |\n", codeList(c.Files), c.DType, human.Bytes(c.Size))
 	p("| heads | %s |\n\n", strings.Join(m.HeadNames(), ", "))
 	if c.Meta["sentence_task"] == "none" && fw.name == "BERT" {
 		p("Trained on masked LM only (no next-sentence prediction), so the NSP head, never trained, is\n")
@@ -1079,4 +1092,13 @@ func trigramBaseline(f *hf.Folder, tm *train.TrigramModel, trainFiles []string, 
 		}
 	}
 	return &baselineResult{Accuracy: float64(c) / float64(n), N: n, Train: names}, nil
+}
+
+// codeList writes file names as Markdown code, joined by commas.
+func codeList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	return strings.Join(q, ", ")
 }

@@ -39,8 +39,21 @@ func TestModelsView(t *testing.T) {
 		t.Errorf("the default model's config: %v", got)
 	}
 
-	// The fixture folder, picked file by file (the folder picker takes the same path).
-	files := []string{filepath.Join(fixture, "config.json"), filepath.Join(fixture, "model.safetensors"), filepath.Join(fixture, "vocab.txt")}
+	// The fixture folder saved in shards (F32: the same bits), picked file by file (the folder
+	// picker takes the same path): the worker hands the engine the index and the shards. The
+	// other tests pick one model.safetensors.
+	var total int64
+	for _, p := range fx.Model.Params() {
+		total += 4 * int64(len(p.T.Data))
+	}
+	sharded := t.TempDir()
+	if err := hf.SaveFolder(sharded, fx.Model, fx.Tokenizer, hf.SaveOptions{MaxShardSize: total/2 + 1}); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range []string{"config.json", hf.WeightsIndexFile, hf.ShardFile(1, 2), hf.ShardFile(2, 2), "vocab.txt"} {
+		files = append(files, filepath.Join(sharded, f))
+	}
 	do(t, ctx, 10*time.Second, "picking the fixture's files",
 		chromedp.SetUploadFiles(chromedp.CSS(`input[data-role="pick-files"]`), files))
 	wait(t, ctx, 60*time.Second, "the fixture loaded", settled+` && document.querySelector('[data-role="load-ok"]')`)

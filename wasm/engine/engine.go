@@ -138,6 +138,7 @@ func bytesOf(v js.Value, field string) ([]byte, error) {
 var loadFields = []struct{ field, file string }{
 	{"config", hf.ConfigFile},
 	{"weights", hf.WeightsFile},
+	{"weightsIndex", hf.WeightsIndexFile},
 	{"vocab", hf.VocabFile},
 	{"tokenizerConfig", hf.TokenizerConfigFile},
 	{"tokenizerJSON", tokenizer.TokenizerJSONFile},
@@ -152,7 +153,7 @@ var loadFields = []struct{ field, file string }{
 // of the engine loads a folder (hf.LoadFS).
 func (e *engine) load(args []js.Value) (any, error) {
 	if len(args) != 1 || args[0].Type() != js.TypeObject {
-		return nil, fmt.Errorf("load: want one object {config, weights, and the tokenizer's files: vocab, tokenizerJSON, vocabJSON and merges, spiece or spm; tokenizerConfig, specialTokensMap}")
+		return nil, fmt.Errorf("load: want one object {config, weights (or weightsIndex and shards: {name: bytes}), and the tokenizer's files: vocab, tokenizerJSON, vocabJSON and merges, spiece or spm; tokenizerConfig, specialTokensMap}")
 	}
 	files := fstest.MapFS{}
 	for _, f := range loadFields {
@@ -164,8 +165,24 @@ func (e *engine) load(args []js.Value) (any, error) {
 			files[f.file] = &fstest.MapFile{Data: b}
 		}
 	}
-	if files[hf.ConfigFile] == nil || files[hf.WeightsFile] == nil {
-		return nil, fmt.Errorf("load: config.json and model.safetensors are both needed, with the tokenizer's files")
+	// The shards of weights saved in shards: {name: bytes}, each named as transformers names
+	// them (model-00001-of-00002.safetensors); the index says which tensor is where.
+	if sh := args[0].Get("shards"); sh.Type() == js.TypeObject {
+		keys := js.Global().Get("Object").Call("keys", sh)
+		for i := range keys.Length() {
+			name := keys.Index(i).String()
+			if !hf.IsShardFile(name) {
+				return nil, fmt.Errorf("load: shards: %q is not a shard's name (model-00001-of-00002.safetensors)", name)
+			}
+			b, err := bytesOf(sh, name)
+			if err != nil {
+				return nil, err
+			}
+			files[name] = &fstest.MapFile{Data: b}
+		}
+	}
+	if files[hf.ConfigFile] == nil || files[hf.WeightsFile] == nil && files[hf.WeightsIndexFile] == nil {
+		return nil, fmt.Errorf("load: config.json and the weights (model.safetensors, or model.safetensors.index.json with its shards) are needed, with the tokenizer's files")
 	}
 	return e.e.Load(files, "")
 }

@@ -200,3 +200,37 @@ func buildEngine(t *testing.T) (node, wasm, wasmExec string) {
 	}
 	return node, wasm, filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js")
 }
+
+// TestEngineInNodeShards hands the engine the fixture saved in shards (the index and the
+// shards, as the page's worker hands a sharded model folder) and checks that every answer is
+// the same as from the one-file folder.
+func TestEngineInNodeShards(t *testing.T) {
+	node, wasm, wasmExec := buildEngine(t)
+	f, err := hf.LoadFolder(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var total int64
+	for _, p := range f.Model.Params() {
+		total += 4 * int64(len(p.T.Data))
+	}
+	if err := hf.SaveFolder(dir, f.Model, f.Tokenizer, hf.SaveOptions{MaxShardSize: total / 3}); err != nil {
+		t.Fatal(err)
+	}
+	if files, err := hf.WeightsFiles(os.DirFS(dir), dir); err != nil || len(files) < 3 {
+		t.Fatalf("the sharded folder's weights are %v (%v), want the index and at least 2 shards", files, err)
+	}
+	text := "no [MASK] happiness [MASK] sound"
+	run := func(folder string) string {
+		out, err := exec.Command(node, "run_engine.mjs", wasmExec, wasm, folder, text).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node, %s: %v\n%s", folder, err, out)
+		}
+		return string(out)
+	}
+	one, sharded := run(fixture), run(dir)
+	if sharded != one {
+		t.Errorf("the sharded folder's answers differ from the one file's:\n%s\nwant\n%s", sharded, one)
+	}
+}

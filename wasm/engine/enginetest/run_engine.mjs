@@ -19,8 +19,15 @@ const read = (name) => {
   const p = path.join(modelDir, name);
   return fs.existsSync(p) ? new Uint8Array(fs.readFileSync(p)) : undefined;
 };
+// Weights in shards come as the index and {name: bytes} of the shards, as the page's worker
+// hands them.
+const shards = {};
+for (const f of fs.readdirSync(modelDir)) {
+  if (/^model-\d{5}-of-\d{5}\.safetensors$/.test(f)) shards[f] = read(f);
+}
 const loaded = JSON.parse(globalThis.bertlab.load({
   config: read('config.json'), weights: read('model.safetensors'),
+  weightsIndex: read('model.safetensors.index.json'), shards,
   vocab: read('vocab.txt'), tokenizerConfig: read('tokenizer_config.json'),
 }));
 if (loaded.error) { console.error(loaded.error); process.exit(1); }
