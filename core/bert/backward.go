@@ -264,16 +264,7 @@ func relativeBackward(ds, rel []float32, ws *workspace, base, ld, off, H, S, d i
 
 // applyKeep sets dst to src with a dropout mask applied, as Dropout computed it.
 func applyKeep(dst, src []float32, keep []uint8, p float64) {
-	scale := float32(1 / (1 - p))
-	keep = keep[:len(dst)]
-	src = src[:len(dst)]
-	for i, k := range keep {
-		if k != 0 {
-			dst[i] = src[i] * scale
-		} else {
-			dst[i] = 0
-		}
-	}
+	maskScale(dst, src, keep, float32(1/(1-p)))
 }
 
 // embedBackward is the backward of embed: from dh (d embedding output [B, S, H], changed in
