@@ -54,6 +54,21 @@ func BenchmarkForwardBackward(b *testing.B) {
 			benchForwardBackward(b, m, batch, labels, []int{0, 1, 0, 1, 0, 1, 0, 1})
 		})
 	}
+	// The page's Training lab: the built-in model's shape (8 x 256, 20,000 words) at its batch
+	// of 16 short sentences (24 tokens), where packing the weights weighs more than at 8 x 128.
+	b.Run("builtin-B16-S24", func(b *testing.B) {
+		c, err := bert.Preset("mini")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.NumHiddenLayers, c.VocabSize = 8, 20000
+		m, err := bert.NewRandom(c, bert.AllHeads, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch, labels := trainBatch(c, 16, 24)
+		benchForwardBackward(b, m, batch, labels, make([]int, 16))
+	})
 }
 
 // trainBatch is a training batch of B sequences of S tokens for a model of config c: token ids
