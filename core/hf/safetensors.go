@@ -283,17 +283,9 @@ func (f *File) ReadFloat32(name string, dst []float32) error {
 			}
 		}
 	case F16:
-		err = f.convert(ti, 2, len(dst), func(b []byte, i int) {
-			for j := range len(b) / 2 {
-				dst[i+j] = F16ToF32(binary.LittleEndian.Uint16(b[2*j:]))
-			}
-		})
+		err = f.convert(ti, 2, len(dst), func(b []byte, i int) { f16ToF32s(dst[i:i+len(b)/2], b) })
 	case BF16:
-		err = f.convert(ti, 2, len(dst), func(b []byte, i int) {
-			for j := range len(b) / 2 {
-				dst[i+j] = BF16ToF32(binary.LittleEndian.Uint16(b[2*j:]))
-			}
-		})
+		err = f.convert(ti, 2, len(dst), func(b []byte, i int) { bf16ToF32s(dst[i:i+len(b)/2], b) })
 	default:
 		return fmt.Errorf("%sdtype %s cannot be read as float32 (F32, F16 and BF16 can)", prefix(f.name, name), ti.DType)
 	}

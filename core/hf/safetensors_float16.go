@@ -1,6 +1,10 @@
 package hf
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+)
 
 // F16ToF32 returns the IEEE 754 binary16 value h as a float32. Every binary16 value is exactly
 // representable in float32, subnormals, infinities and NaNs included, so the conversion is exact;
@@ -84,4 +88,49 @@ func F32ToBF16(f float32) uint16 {
 		return h
 	}
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// f16Table holds F16ToF32 of every binary16 value (256 KiB), built on first use.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = F16ToF32(uint16(i))
+	}
+	return &t
+})
+
+// f16ToF32s converts the little-endian binary16 values of b into dst (len(b) = 2·len(dst)), as
+// F16ToF32 does each: by table, four values a 64-bit load. Loading the built-in model's 11.6 M
+// F16 weights in the page spent about 150 ms converting one value at a time; this is 3.9x as
+// fast in wasm and 2.4x natively (BenchmarkF16ToF32s).
+func f16ToF32s(dst []float32, b []byte) {
+	t := f16Table()
+	b = b[:2*len(dst)]
+	n4 := len(dst) / 4 * 4
+	for j := 0; j < n4; j += 4 {
+		w := binary.LittleEndian.Uint64(b[2*j:])
+		d := dst[j : j+4 : j+4]
+		d[0], d[1], d[2], d[3] = t[uint16(w)], t[uint16(w>>16)], t[uint16(w>>32)], t[uint16(w>>48)]
+	}
+	for j := n4; j < len(dst); j++ {
+		dst[j] = t[binary.LittleEndian.Uint16(b[2*j:])]
+	}
+}
+
+// bf16ToF32s converts the little-endian bfloat16 values of b into dst (len(b) = 2·len(dst)), as
+// BF16ToF32 does each, four values a 64-bit load.
+func bf16ToF32s(dst []float32, b []byte) {
+	b = b[:2*len(dst)]
+	n4 := len(dst) / 4 * 4
+	for j := 0; j < n4; j += 4 {
+		w := binary.LittleEndian.Uint64(b[2*j:])
+		d := dst[j : j+4 : j+4]
+		d[0] = math.Float32frombits(uint32(uint16(w)) << 16)
+		d[1] = math.Float32frombits(uint32(uint16(w>>16)) << 16)
+		d[2] = math.Float32frombits(uint32(uint16(w>>32)) << 16)
+		d[3] = math.Float32frombits(uint32(uint16(w>>48)) << 16)
+	}
+	for j := n4; j < len(dst); j++ {
+		dst[j] = BF16ToF32(binary.LittleEndian.Uint16(b[2*j:]))
+	}
 }

@@ -1,6 +1,7 @@
 package hf
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"testing"
@@ -173,4 +174,60 @@ func TestF32ToF16NaN(t *testing.T) {
 			t.Errorf("F32ToF16(NaN %#08x) = %#04x, want a NaN with the same sign", bits, got)
 		}
 	}
+}
+
+// TestBulkConversions checks f16ToF32s and bf16ToF32s against F16ToF32 and BF16ToF32 on every
+// 16-bit value, bit for bit (NaN payloads included), at every length of the four-value loop's
+// tail.
+func TestBulkConversions(t *testing.T) {
+	src := make([]byte, 2*65536)
+	for i := range 65536 {
+		binary.LittleEndian.PutUint16(src[2*i:], uint16(i*40503)) // every value once, shuffled
+	}
+	for _, c := range []struct {
+		name string
+		bulk func([]float32, []byte)
+		one  func(uint16) float32
+	}{{"F16", f16ToF32s, F16ToF32}, {"BF16", bf16ToF32s, BF16ToF32}} {
+		for _, n := range []int{65536, 65535, 65534, 65533, 3, 1, 0} {
+			dst := make([]float32, n+1)
+			dst[n] = 42 // past the end: untouched
+			c.bulk(dst[:n], src[:2*n])
+			for i := range n {
+				h := binary.LittleEndian.Uint16(src[2*i:])
+				if math.Float32bits(dst[i]) != math.Float32bits(c.one(h)) {
+					t.Fatalf("%s n=%d: value %#04x gives %#08x, want %#08x", c.name, n, h, math.Float32bits(dst[i]), math.Float32bits(c.one(h)))
+				}
+			}
+			if dst[n] != 42 {
+				t.Errorf("%s n=%d: wrote past the end", c.name, n)
+			}
+		}
+	}
+}
+
+// BenchmarkF16ToF32s converts 1 Mi F16 weights (values of a trained model's spread).
+func BenchmarkF16ToF32s(b *testing.B) {
+	const n = 1 << 20
+	src := make([]byte, 2*n)
+	x := uint32(1)
+	for i := range n {
+		x = x*1664525 + 1013904223
+		binary.LittleEndian.PutUint16(src[2*i:], F32ToF16(float32(int32(x>>8)-(1<<23))/(1<<23)*0.05))
+	}
+	dst := make([]float32, n)
+	b.Run("one-at-a-time", func(b *testing.B) {
+		for b.Loop() {
+			for j := range dst {
+				dst[j] = F16ToF32(binary.LittleEndian.Uint16(src[2*j:]))
+			}
+		}
+		b.SetBytes(2 * n)
+	})
+	b.Run("bulk", func(b *testing.B) {
+		for b.Loop() {
+			f16ToF32s(dst, src)
+		}
+		b.SetBytes(2 * n)
+	})
 }
