@@ -13,9 +13,6 @@ func softmaxRowMask(row, mask []float32) {
 	softmaxRow(row)
 }
 
-// sumSquares is the sum of x[i]² in float64 (see SumSquares).
-func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
-
 // addLayerNormRow sets sum = a + b and normalises it into out (see AddLayerNorm).
 func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd float32) {
 	Add(sum, a, b)

@@ -36,3 +36,6 @@ func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
 
 // adamw is one AdamW update of w, m and v by g (see AdamW).
 func adamw(w, m, v, g []float32, c *AdamWConsts) { adamwGo(w, m, v, g, c) }
+
+// sumSquares is the sum of x[i]² in float64 (see SumSquares).
+func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
