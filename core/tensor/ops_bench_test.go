@@ -23,6 +23,23 @@ func BenchmarkGELU(b *testing.B) {
 	}
 }
 
+// BenchmarkGELUBackward times the exact GELU's backward (dx = dy·GELU'(x)) on BenchmarkGELU's
+// input.
+func BenchmarkGELUBackward(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 128*3072)
+	dy := make([]float32, len(x))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * 2)
+		dy[i] = float32(rng.NormFloat64())
+	}
+	dx := make([]float32, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		GELUBackward(dx, dy, x)
+	}
+}
+
 // BenchmarkGELUTanh times gelu_new (ALBERT's activation) and its backward on the intermediate
 // activation of BERT-Base's shape, [128, 3072], inputs as BenchmarkGELU's.
 func BenchmarkGELUTanh(b *testing.B) {
