@@ -230,14 +230,12 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	var mu sync.Mutex
 	var exceptions []string
 	done := false
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+	listener := chromedp.WithListener(func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		if done {
@@ -261,11 +259,27 @@ func browser(t *testing.T) context.Context {
 			}
 			exceptions = append(exceptions, msg)
 		}
-	}))
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
+	})
+	// Chromium now and then exits at start-up on these machines ("chrome failed to start",
+	// 1 test in about 40 of a CI run, the others fine): a test gets three tries at a browser.
+	var ctx context.Context
+	var cancel, cancelAlloc context.CancelFunc
+	for try := 1; ; try++ {
+		var actx context.Context
+		// A fresh profile each try: a browser that died may have left its lock behind.
+		actx, cancelAlloc = chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		ctx, cancel = chromedp.NewContext(actx, listener)
+		err := chromedp.Do(ctx) // starts the browser
+		if err == nil {
+			break
+		}
 		cancel()
 		cancelAlloc()
-		t.Fatalf("starting %s: %v", chrome(t), err)
+		if try == 3 {
+			t.Fatalf("starting %s (3 tries): %v", chrome(t), err)
+		}
+		t.Logf("starting %s, try %d: %v", chrome(t), try, err)
+		time.Sleep(time.Second)
 	}
 	t.Cleanup(func() {
 		cancel()
