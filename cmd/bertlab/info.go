@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -53,8 +52,7 @@ func runInfo(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "heads       %s\n", orNone(strings.Join(heads, ", ")))
 	fmt.Fprintf(stdout, "parameters  %s\n", human.Commas(m.NumParams()))
 	// The weights' files (model.safetensors, or the index and its shards) and their bytes.
-	wfiles, _ := hf.WeightsFiles(os.DirFS(f.Dir), f.Dir)
-	size, _ := hf.WeightsSize(f.Dir)
+	wfiles, size, _ := hf.WeightsSize(f.Dir)
 	fmt.Fprintf(stdout, "weights     %s, %s (%s)\n", strings.Join(wfiles, ", "), f.Report.DType, human.Bytes(size))
 	if f.Tokenizer != nil {
 		tc := f.Tokenizer.Config()

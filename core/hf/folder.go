@@ -161,13 +161,10 @@ func openWeights(fsys fs.FS, name string) (weights, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if idx, err2 := fs.ReadFile(fsys, WeightsIndexFile); err2 == nil {
-		iname := filepath.Join(name, WeightsIndexFile)
-		x, err := ParseShardIndex(idx, iname)
-		if err != nil {
-			return nil, err
-		}
+	if x, err2 := readShardIndex(fsys, name); err2 == nil {
 		return OpenSharded(fsys, name, x)
+	} else if !errors.Is(err2, fs.ErrNotExist) {
+		return nil, err2
 	}
 	if _, err2 := fs.Stat(fsys, "pytorch_model.bin"); err2 == nil {
 		return nil, fmt.Errorf("%s: has pytorch_model.bin but no %s; convert it with transformers (model.save_pretrained(dir, safe_serialization=True))", folderLabel(name), WeightsFile)

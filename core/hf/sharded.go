@@ -83,6 +83,16 @@ func ParseShardIndex(data []byte, name string) (*ShardIndex, error) {
 	return x, nil
 }
 
+// readShardIndex reads and parses the model.safetensors.index.json at the root of fsys (an
+// error wrapping fs.ErrNotExist when there is none). name is the folder as messages call it.
+func readShardIndex(fsys fs.FS, name string) (*ShardIndex, error) {
+	b, err := fs.ReadFile(fsys, WeightsIndexFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
+	}
+	return ParseShardIndex(b, filepath.Join(name, WeightsIndexFile))
+}
+
 // weights is what loadModel reads tensors from: one safetensors file, or the shards of an
 // index seen as one.
 type weights interface {

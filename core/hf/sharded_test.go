@@ -42,6 +42,20 @@ func shardedFolder(t *testing.T, ts []hf.Tensor, cuts ...int) (string, map[strin
 	return dir, wm
 }
 
+// sameParams checks that every parameter of got equals want's of that name, bit for bit.
+func sameParams(t *testing.T, got, want *bert.Model, what string) {
+	t.Helper()
+	w := map[string][]float32{}
+	for _, p := range want.Params() {
+		w[p.Name] = p.T.Data
+	}
+	for _, p := range got.Params() {
+		if !slices.Equal(p.T.Data, w[p.Name]) {
+			t.Errorf("parameter %s differs %s", p.Name, what)
+		}
+	}
+}
+
 func writeIndex(t *testing.T, dir string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -102,15 +116,7 @@ func TestShardedLoadsAsOne(t *testing.T) {
 			if len(f.Report.Ignored) != 0 {
 				t.Errorf("ignored: %v", f.Report.Ignored)
 			}
-			want := map[string][]float32{}
-			for _, p := range ref.Model.Params() {
-				want[p.Name] = p.T.Data
-			}
-			for _, p := range f.Model.Params() {
-				if !slices.Equal(p.T.Data, want[p.Name]) {
-					t.Errorf("parameter %s differs from the single-file model's", p.Name)
-				}
-			}
+			sameParams(t, f.Model, ref.Model, "from the single-file model's")
 			out, err := f.Model.Forward(fixtureBatch(), opts)
 			if err != nil {
 				t.Fatal(err)
@@ -292,16 +298,8 @@ func TestSaveFolderShards(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string][]float32{}
-			for _, p := range ref.Model.Params() {
-				want[p.Name] = p.T.Data
-			}
-			for _, p := range got.Model.Params() {
-				if !slices.Equal(p.T.Data, want[p.Name]) {
-					t.Errorf("parameter %s differs after the save", p.Name)
-				}
-			}
-			size, err := hf.WeightsSize(dir)
+			sameParams(t, got.Model, ref.Model, "after the save")
+			_, size, err := hf.WeightsSize(dir)
 			if err != nil || size < total {
 				t.Errorf("WeightsSize %d (%v), want at least the %d bytes of data", size, err, total)
 			}

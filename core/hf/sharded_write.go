@@ -58,14 +58,10 @@ func WeightsFiles(fsys fs.FS, name string) ([]string, error) {
 	if _, err := fs.Stat(fsys, WeightsFile); err == nil {
 		return []string{WeightsFile}, nil
 	}
-	b, err := fs.ReadFile(fsys, WeightsIndexFile)
+	x, err := readShardIndex(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no %s and no %s", folderLabel(name), WeightsFile, WeightsIndexFile)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", folderLabel(name), err)
-	}
-	x, err := ParseShardIndex(b, filepath.Join(name, WeightsIndexFile))
 	if err != nil {
 		return nil, err
 	}
@@ -79,21 +75,21 @@ func WeightsFiles(fsys fs.FS, name string) ([]string, error) {
 	return files, nil
 }
 
-// WeightsSize is the bytes of the weight files of the model folder dir (WeightsFiles).
-func WeightsSize(dir string) (int64, error) {
+// WeightsSize lists the weight files of the model folder dir (WeightsFiles) and their bytes.
+func WeightsSize(dir string) ([]string, int64, error) {
 	files, err := WeightsFiles(dirFS(dir), dir)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	var n int64
 	for _, f := range files {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		n += fi.Size()
 	}
-	return n, nil
+	return files, n, nil
 }
 
 // writeSharded writes ts to dir as the shards of at most max bytes of data each and their

@@ -210,11 +210,7 @@ func Write(o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	size, err := hf.WeightsSize(o.Out)
-	if err != nil {
-		return err
-	}
-	weightFiles, err := hf.WeightsFiles(os.DirFS(o.Out), o.Out)
+	weightFiles, size, err := hf.WeightsSize(o.Out)
 	if err != nil {
 		return err
 	}
