@@ -64,40 +64,49 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmDecoder times the three products of Tiny's tied MLM decoder in a training step
-// (146 labelled rows, hidden 128, 30,522 words) on one goroutine: the logits T·Wᵀ (and the same
-// with W packed once, as the eval forward has it), the weight gradient dYᵀ·T and the input
-// gradient dY·W.
+// BenchmarkGemmDecoder times the three products of the tied MLM decoder of BERT-Tiny (hidden
+// 128) and BERT-Mini (256) in a training step (146 labelled rows, 30,522 words) on one
+// goroutine and on GOMAXPROCS, with their CPU time: the logits T·Wᵀ (and the same with W
+// packed once, as the eval forward has it), the weight gradient dYᵀ·T and the input gradient
+// dY·W.
 func BenchmarkGemmDecoder(b *testing.B) {
-	const n, e, v = 146, 128, 30522
-	rng := rand.New(rand.NewPCG(1, 2))
-	fill := func(k int) []float32 {
-		x := make([]float32, k)
-		for i := range x {
-			x[i] = float32(rng.Float64()*2 - 1)
-		}
-		return x
-	}
-	t, w, dy := fill(n*e), fill(v*e), fill(n*v)
-	logits, dw, dt := make([]float32, n*v), make([]float32, v*e), make([]float32, n*e)
-	pw := PackTransB(w, v, e)
-	for _, c := range []struct {
-		name string
-		f    func()
-	}{
-		{"logits", func() { Gemm(false, true, n, v, e, 1, t, e, w, e, 0, logits, v) }},
-		{"logits-packed", func() { GemmPackedB(n, 1, t, e, pw, 0, logits, v) }},
-		{"dW", func() { Gemm(true, false, v, e, n, 1, dy, v, t, e, 1, dw, e) }},
-		{"dX", func() { Gemm(false, false, n, e, v, 1, dy, v, w, e, 0, dt, e) }},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			prev := runtime.GOMAXPROCS(1)
-			defer runtime.GOMAXPROCS(prev)
-			c.f()
-			for b.Loop() {
-				c.f()
+	const n, v = 146, 30522
+	for _, e := range []int{128, 256} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		fill := func(k int) []float32 {
+			x := make([]float32, k)
+			for i := range x {
+				x[i] = float32(rng.Float64()*2 - 1)
 			}
-			b.ReportMetric(2*n*e*v*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+			return x
+		}
+		t, w, dy := fill(n*e), fill(v*e), fill(n*v)
+		logits, dw, dt := make([]float32, n*v), make([]float32, v*e), make([]float32, n*e)
+		pw := PackTransB(w, v, e)
+		for _, c := range []struct {
+			name string
+			f    func()
+		}{
+			{"logits", func() { Gemm(false, true, n, v, e, 1, t, e, w, e, 0, logits, v) }},
+			{"logits-packed", func() { GemmPackedB(n, 1, t, e, pw, 0, logits, v) }},
+			{"dW", func() { Gemm(true, false, v, e, n, 1, dy, v, t, e, 1, dw, e) }},
+			{"dX", func() { Gemm(false, false, n, e, v, 1, dy, v, w, e, 0, dt, e) }},
+		} {
+			for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+				b.Run(fmt.Sprintf("H%d/%s/procs=%d", e, c.name, procs), func(b *testing.B) {
+					prev := runtime.GOMAXPROCS(procs)
+					defer runtime.GOMAXPROCS(prev)
+					c.f()
+					cpu0 := cpuSeconds()
+					for b.Loop() {
+						c.f()
+					}
+					b.ReportMetric(2*float64(n*e*v)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					if cpu1 := cpuSeconds(); cpu0 >= 0 {
+						b.ReportMetric((cpu1-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+					}
+				})
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -634,6 +635,36 @@ func TestGemmRow1(t *testing.T) {
 			for j := range row {
 				if math.Float32bits(row[j]) != math.Float32bits(full[j]) {
 					t.Fatalf("%s kc=%d: row1 c[%d] = %g, the full kernel's row 0 %g", kern.name, kc, j, row[j], full[j])
+				}
+			}
+		}
+	}
+}
+
+// TestGemmSplitSameBits checks that a product split over goroutines gives the bits of one
+// goroutine, for C split by rows (B packed once and shared by the strips) and by columns (A
+// packed once and shared), transposed or not, over several depth, row and column blocks.
+func TestGemmSplitSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	shapes := []gemmShape{{37, 11, 23}, {11, 37, 23}, {70, 45, 600}, {45, 70, 600}, {146, 128, 700}, {300, 33, 9}}
+	for _, kern := range gemmKernels() {
+		small := *kern
+		small.kc, small.mc, small.nc = 7, 2*kern.mr, 2*kern.nr
+		for _, kn := range []*gemmKernel{kern, &small} {
+			for _, s := range shapes {
+				for _, tA := range []bool{false, true} {
+					for _, tB := range []bool{false, true} {
+						p := newGemmProblem(rng, tA, tB, s.m, s.n, s.k, 1.25, 0.5, 2, 1, false)
+						want := slices.Clone(p.c0)
+						gemmWith(kn, 1, tA, tB, s.m, s.n, s.k, p.alpha, p.a[p.off:], p.lda, p.b[p.off:], p.ldb, p.beta, want[p.off:], p.ldc)
+						for _, threads := range []int{2, 3} {
+							got := slices.Clone(p.c0)
+							gemmWith(kn, threads, tA, tB, s.m, s.n, s.k, p.alpha, p.a[p.off:], p.lda, p.b[p.off:], p.ldb, p.beta, got[p.off:], p.ldc)
+							if !equalF32(got, want) {
+								t.Errorf("%s kc=%d %v transA=%v transB=%v: %d goroutines differ from one", kn.name, kn.kc, s, tA, tB, threads)
+							}
+						}
+					}
 				}
 			}
 		}

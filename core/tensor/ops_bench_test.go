@@ -1,7 +1,9 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -94,5 +96,39 @@ func BenchmarkSumRows(b *testing.B) {
 	b.SetBytes(int64(4 * len(x)))
 	for b.Loop() {
 		SumRows(dst, x, n)
+	}
+}
+
+// BenchmarkLayerNormBackward times LayerNormBackward on a training step's shapes (1,024 tokens
+// of BERT-Tiny, Mini and Base) on one goroutine and split over GOMAXPROCS, with the CPU time it
+// took: the split is worth it only where its wall time is below the one goroutine's.
+func BenchmarkLayerNormBackward(b *testing.B) {
+	for _, n := range []int{128, 256, 768} {
+		const rows = 1024
+		rng := rand.New(rand.NewPCG(7, uint64(n)))
+		x, dy, dx := make([]float32, rows*n), make([]float32, rows*n), make([]float32, rows*n)
+		for i := range x {
+			x[i], dy[i] = rng.Float32()-0.5, rng.Float32()-0.5
+		}
+		gamma, dg, db := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range gamma {
+			gamma[i] = 1 + 0.1*rng.Float32()
+		}
+		mean, rstd := make([]float32, rows), make([]float32, rows)
+		for i := range mean {
+			mean[i], rstd[i] = 0.01, 3.4
+		}
+		for _, chunks := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%dx%d/chunks=%d", rows, n, chunks), func(b *testing.B) {
+				b.SetBytes(int64(4 * 3 * len(x)))
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					layerNormBackwardChunks(chunks, dx, dg, db, dy, x, gamma, mean, rstd, n)
+				}
+				if cpu1 := cpuSeconds(); cpu0 >= 0 {
+					b.ReportMetric((cpu1-cpu0)*1e6/float64(b.N), "cpu-µs/op")
+				}
+			})
+		}
 	}
 }
