@@ -92,7 +92,7 @@ func BenchmarkGemmDecoder(b *testing.B) {
 			{"dW", func() { Gemm(true, false, v, e, n, 1, dy, v, t, e, 1, dw, e) }},
 			{"dX", func() { Gemm(false, false, n, e, v, 1, dy, v, w, e, 0, dt, e) }},
 		} {
-			for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+			for _, procs := range benchProcs() {
 				b.Run(fmt.Sprintf("H%d/%s/procs=%d", e, c.name, procs), func(b *testing.B) {
 					prev := runtime.GOMAXPROCS(procs)
 					defer runtime.GOMAXPROCS(prev)
@@ -109,4 +109,12 @@ func BenchmarkGemmDecoder(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchProcs is the goroutine counts a benchmark compares: 1, and GOMAXPROCS when it is more.
+func benchProcs() []int {
+	if p := runtime.GOMAXPROCS(0); p > 1 {
+		return []int{1, p}
+	}
+	return []int{1}
 }

@@ -642,8 +642,9 @@ func TestGemmRow1(t *testing.T) {
 }
 
 // TestGemmSplitSameBits checks that a product split over goroutines gives the bits of one
-// goroutine, for C split by rows (B packed once and shared by the strips) and by columns (A
-// packed once and shared), transposed or not, over several depth, row and column blocks.
+// goroutine, for C split by rows and by columns (each strip packing the operand it shares with
+// the others on its own), transposed or not, over several depth, row and column blocks: the
+// training step's gradients must not depend on the number of threads.
 func TestGemmSplitSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	shapes := []gemmShape{{37, 11, 23}, {11, 37, 23}, {70, 45, 600}, {45, 70, 600}, {146, 128, 700}, {300, 33, 9}}

@@ -3,7 +3,6 @@ package tensor
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 )
 
@@ -118,7 +117,7 @@ func BenchmarkLayerNormBackward(b *testing.B) {
 		for i := range mean {
 			mean[i], rstd[i] = 0.01, 3.4
 		}
-		for _, chunks := range []int{1, runtime.GOMAXPROCS(0)} {
+		for _, chunks := range benchProcs() {
 			b.Run(fmt.Sprintf("%dx%d/chunks=%d", rows, n, chunks), func(b *testing.B) {
 				b.SetBytes(int64(4 * 3 * len(x)))
 				cpu0 := cpuSeconds()
