@@ -109,14 +109,23 @@ func (c *TrainView) fillHead(pos int) string {
 	return fmt.Sprintf("[MASK] at token %d", pos)
 }
 
-// metricKeys are the evaluation's figures, "n" left out.
+// metricKeys are the evaluation's figures, "n" left out, and entity F1 where the tags are
+// not chunks (part of speech: every word is its own "entity", so the figure only repeats the
+// token accuracy under a name that means nothing for the task).
 func (c *TrainView) metricKeys() []string {
+	return shownMetrics(c.App.Training.Evals, c.App.Training.MetricName())
+}
+
+// shownMetrics are the names of the figures of evals' first evaluation that the lab's table
+// shows, sorted, for a task whose main metric is main.
+func shownMetrics(evals []train.Event, main string) []string {
 	var keys []string
-	if len(c.App.Training.Evals) > 0 {
-		for k := range c.App.Training.Evals[0].Metrics {
-			if k != "n" {
-				keys = append(keys, k)
+	if len(evals) > 0 {
+		for k := range evals[0].Metrics {
+			if k == "n" || (k == "entity_f1" && main == "token_accuracy") {
+				continue
 			}
+			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bertlab/bertlab/core/engine"
 	"github.com/bertlab/bertlab/core/lab"
+	"github.com/bertlab/bertlab/core/train"
 )
 
 // The training lab's engine functions, natively, as wasm/engine answers them.
@@ -250,5 +252,27 @@ func TestFineTuneLRFollowsModel(t *testing.T) {
 	l.setModel(768)
 	if l.LR != DefaultLR {
 		t.Errorf("after loading a wide model: %v, want %v", l.LR, DefaultLR)
+	}
+}
+
+// TestShownMetrics: the lab's table leaves out the count and, for part of speech, entity F1
+// (every word its own "entity": a copy of the token accuracy), but keeps it for chunk tags.
+func TestShownMetrics(t *testing.T) {
+	tag := []train.Event{{Metrics: train.Metrics{"token_accuracy": 0.5, "entity_f1": 0.5, "n": 40}}}
+	cls := []train.Event{{Metrics: train.Metrics{"accuracy": 0.7, "macro_f1": 0.6, "n": 400}}}
+	for _, c := range []struct {
+		name  string
+		evals []train.Event
+		main  string
+		want  []string
+	}{
+		{"part of speech", tag, "token_accuracy", []string{"token_accuracy"}},
+		{"named entities", tag, "entity_f1", []string{"entity_f1", "token_accuracy"}},
+		{"sentiment", cls, "accuracy", []string{"accuracy", "macro_f1"}},
+		{"no evaluation yet", nil, "accuracy", nil},
+	} {
+		if got := shownMetrics(c.evals, c.main); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
