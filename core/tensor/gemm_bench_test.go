@@ -73,14 +73,7 @@ func BenchmarkGemmDecoder(b *testing.B) {
 	const n, v = 146, 30522
 	for _, e := range []int{128, 256} {
 		rng := rand.New(rand.NewPCG(1, 2))
-		fill := func(k int) []float32 {
-			x := make([]float32, k)
-			for i := range x {
-				x[i] = float32(rng.Float64()*2 - 1)
-			}
-			return x
-		}
-		t, w, dy := fill(n*e), fill(v*e), fill(n*v)
+		t, w, dy := randSlice(rng, n*e, 0.5), randSlice(rng, v*e, 0.5), randSlice(rng, n*v, 0.5)
 		logits, dw, dt := make([]float32, n*v), make([]float32, v*e), make([]float32, n*e)
 		pw := PackTransB(w, v, e)
 		for _, c := range []struct {

@@ -105,10 +105,7 @@ func BenchmarkLayerNormBackward(b *testing.B) {
 	for _, n := range []int{128, 256, 768} {
 		const rows = 1024
 		rng := rand.New(rand.NewPCG(7, uint64(n)))
-		x, dy, dx := make([]float32, rows*n), make([]float32, rows*n), make([]float32, rows*n)
-		for i := range x {
-			x[i], dy[i] = rng.Float32()-0.5, rng.Float32()-0.5
-		}
+		x, dy, dx := randSlice(rng, rows*n, 0.3), randSlice(rng, rows*n, 0.3), make([]float32, rows*n)
 		gamma, dg, db := make([]float32, n), make([]float32, n), make([]float32, n)
 		for i := range gamma {
 			gamma[i] = 1 + 0.1*rng.Float32()
