@@ -88,11 +88,19 @@ func checkLabels(what string, labels []int, n, c int) error {
 // loss, adds the head's gradients to g and d hidden to dh [B, S, H].
 func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model) float64 {
 	rows, lab, ma, logits := m.mlmLabelled(a, labels)
+	n, V, E := len(rows), m.Config.VocabSize, m.Config.EmbDim()
+	if runtime.GOMAXPROCS(0) == 1 {
+		// One goroutine: the cross entropy and the decoder's backward fused, the same bits
+		// without writing d logits out (every row is labelled, so each counts 1/n).
+		dt := tensor.New(n, E)
+		sum := tensor.SoftmaxCrossEntropyLinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, logits.Data, lab, float32(1/float64(n)), ma.t.Data, m.MLM.Decoder.Data, n, E, V)
+		m.mlmScatter(rows, m.mlmTransformBackward(ma, dt, n, g), dh)
+		return sum / float64(n)
+	}
 	dl := logits.Data
-	// The decoder bias's gradient is summed by the cross entropy, row by row while each row of
-	// dl is in cache (labels checked already).
-	loss, _, _ := crossEntropyBackward(dl, logits.Data, m.Config.VocabSize, lab, 1, g.MLM.Bias.Data)
-	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, len(rows), g, nil), dh)
+	// The decoder bias's gradient is summed by the cross entropy (labels checked already).
+	loss, _, _ := crossEntropyBackward(dl, logits.Data, V, lab, 1, g.MLM.Bias.Data)
+	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g, nil), dh)
 	return loss
 }
 
@@ -131,10 +139,18 @@ func (m *Model) mlmScatter(rows []int, din *tensor.Tensor, dh []float32) {
 // head's parameter gradients to g, the decoder bias's to db (g.MLM.Bias.Data, or nil when the
 // caller has added it), and returns d in [n, H] for dl = d loss / d logits [n, V].
 func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model, db []float32) *tensor.Tensor {
-	H, V, E := m.Config.HiddenSize, m.Config.VocabSize, m.Config.EmbDim()
+	V, E := m.Config.VocabSize, m.Config.EmbDim()
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
 	dt := tensor.New(n, E)
 	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, db, dl, ma.t.Data, m.MLM.Decoder.Data, n, E, V, 0)
+	return m.mlmTransformBackward(ma, dt, n, g)
+}
+
+// mlmTransformBackward is the backward of the MLM head's transform on n rows: it takes dt
+// [n, E], the gradient of t = LayerNorm(act(dense(in))) (overwritten), adds the transform's
+// parameter gradients to g and returns d in [n, H].
+func (m *Model) mlmTransformBackward(ma *mlmActs, dt *tensor.Tensor, n int, g *Model) *tensor.Tensor {
+	H, E := m.Config.HiddenSize, m.Config.EmbDim()
 	// t = LayerNorm(act(dense(in))): [n, E].
 	tensor.LayerNormBackward(dt.Data, g.MLM.LN.W.Data, g.MLM.LN.B.Data, dt.Data, ma.act.Data, m.MLM.LN.W.Data, ma.mean, ma.rstd, E)
 	actB, _ := activationBackward(m.Config.MLMAct()) // the forward pass accepted it
