@@ -3,7 +3,7 @@
 package tensor
 
 // Outside amd64 the kernels below are their pure-Go twins (the SIMD build for wasm has its
-// own softmaxRow, layerNormRow, gelu, expShiftSum and rowMax in ops_simd_wasm.go).
+// own softmaxRow, layerNormRow, gelu, expShiftSum, rowMax and addCols in ops_simd_wasm.go).
 
 // softmaxRowMask replaces row by the softmax of row + mask (mask nil: of row).
 func softmaxRowMask(row, mask []float32) {
@@ -18,6 +18,3 @@ func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd
 	Add(sum, a, b)
 	return layerNormRow(out, sum, g, beta, eps)
 }
-
-// addCols sets acc[j] += float64(x[j]) (see SumRows).
-func addCols(acc []float64, x []float32) { addColsGo(acc, x) }

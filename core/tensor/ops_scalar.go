@@ -39,3 +39,6 @@ func adamw(w, m, v, g []float32, c *AdamWConsts) { adamwGo(w, m, v, g, c) }
 
 // sumSquares is the sum of x[i]² in float64 (see SumSquares).
 func sumSquares(x []float32) float64 { return sumSquaresGo(x) }
+
+// addCols sets acc[j] += float64(x[j]) (see SumRows).
+func addCols(acc []float64, x []float32) { addColsGo(acc, x) }

@@ -562,3 +562,42 @@ func TestSumSquaresSIMDvsGo(t *testing.T) {
 		}
 	}
 }
+
+// addCols with f64x2 against its pure-Go twin, exactly, on every length from 0 to 40 and a
+// vocabulary-sized row, with nothing written past acc's end; and rowMax skips NaN elements
+// as its twin does, wherever they sit.
+func TestAddColsRowMaxSIMDvsGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	lengths := []int{30522}
+	for n := 0; n <= 40; n++ {
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * 3)
+		}
+		acc, want := make([]float64, n+1), make([]float64, n)
+		for i := range want {
+			acc[i] = rng.NormFloat64()
+			want[i] = acc[i]
+		}
+		acc[n] = 42
+		addCols(acc[:n], x)
+		addColsGo(want, x)
+		for i := range want {
+			if acc[i] != want[i] {
+				t.Fatalf("addCols n=%d [%d]: %g, Go twin %g", n, i, acc[i], want[i])
+			}
+		}
+		if acc[n] != 42 {
+			t.Fatalf("addCols n=%d wrote past acc", n)
+		}
+		if n > 0 {
+			x[rng.IntN(n)] = float32(math.NaN())
+			if m, wm := rowMax(x), rowMaxGo(x); math.Float32bits(m) != math.Float32bits(wm) {
+				t.Fatalf("n=%d with a NaN: rowMax %g, Go twin %g", n, m, wm)
+			}
+		}
+	}
+}
