@@ -3,7 +3,6 @@ package bert
 import (
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/bertlab/bertlab/core/tensor"
 )
@@ -89,19 +88,13 @@ func checkLabels(what string, labels []int, n, c int) error {
 func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model) float64 {
 	rows, lab, ma, logits := m.mlmLabelled(a, labels)
 	n, V, E := len(rows), m.Config.VocabSize, m.Config.EmbDim()
-	if runtime.GOMAXPROCS(0) == 1 {
-		// One goroutine: the cross entropy and the decoder's backward fused, the same bits
-		// without writing d logits out (every row is labelled, so each counts 1/n).
-		dt := tensor.New(n, E)
-		sum := tensor.SoftmaxCrossEntropyLinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, logits.Data, lab, float32(1/float64(n)), ma.t.Data, m.MLM.Decoder.Data, n, E, V)
-		m.mlmScatter(rows, m.mlmTransformBackward(ma, dt, n, g), dh)
-		return sum / float64(n)
-	}
-	dl := logits.Data
-	// The decoder bias's gradient is summed by the cross entropy (labels checked already).
-	loss, _, _ := crossEntropyBackward(dl, logits.Data, V, lab, 1, g.MLM.Bias.Data)
-	m.mlmScatter(rows, m.mlmHeadBackward(ma, dl, n, g, nil), dh)
-	return loss
+	// The cross entropy and the decoder's backward fused (the same bits as one after the
+	// other, with less traffic through memory): every row is labelled, so each counts 1/n.
+	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
+	dt := tensor.New(n, E)
+	sum := tensor.SoftmaxCrossEntropyLinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, logits.Data, lab, float32(1/float64(n)), ma.t.Data, m.MLM.Decoder.Data, n, E, V)
+	m.mlmScatter(rows, m.mlmTransformBackward(ma, dt, n, g), dh)
+	return sum / float64(n)
 }
 
 // mlmLabelled runs the MLM head on the rows of the hidden states whose label is not
@@ -177,15 +170,6 @@ func (m *Model) nspBackward(a *Activations, labels []int, dPooled []float32, g *
 // scale / count for a counted row and 0 for an ignored one. dlogits may alias logits. With no
 // row counted the loss is NaN and dlogits is 0.
 func CrossEntropyBackward(dlogits, logits []float32, c int, labels []int, scale float64) (float64, int, error) {
-	return crossEntropyBackward(dlogits, logits, c, labels, scale, nil)
-}
-
-// crossEntropyBackward is CrossEntropyBackward that, when db [c] is not nil, also adds the
-// column sums of dlogits to db, as tensor.SumRows(db, dlogits, c) would, the same bits (the
-// gradient of a bias added to the logits). On one goroutine each row is summed as soon as it
-// is computed, while it is in cache: the MLM decoder's 146 rows of 30,522 (Tiny) are 17.8 MB,
-// which a separate pass reads again from memory.
-func crossEntropyBackward(dlogits, logits []float32, c int, labels []int, scale float64, db []float32) (float64, int, error) {
 	if len(logits) != len(labels)*c || len(dlogits) != len(logits) {
 		return 0, 0, fmt.Errorf("cross entropy: %d logits and %d gradients for %d labels of %d classes", len(logits), len(dlogits), len(labels), c)
 	}
@@ -199,29 +183,11 @@ func crossEntropyBackward(dlogits, logits []float32, c int, labels []int, scale 
 		}
 		n++
 	}
-	if db != nil && len(db) != c {
-		return 0, 0, fmt.Errorf("cross entropy: a bias gradient of %d for %d classes", len(db), c)
-	}
 	if n == 0 {
 		clear(dlogits)
 		return math.NaN(), 0, nil
 	}
 	k := float32(scale / float64(n))
-	if db != nil && runtime.GOMAXPROCS(0) == 1 {
-		sums := tensor.NewColSums(c)
-		var sum float64
-		for i, y := range labels {
-			d := dlogits[i*c : (i+1)*c]
-			if y == IgnoreIndex {
-				clear(d)
-			} else {
-				sum += tensor.SoftmaxCrossEntropyBackward(d, logits[i*c:(i+1)*c], y, k)
-			}
-			sums.Add(d)
-		}
-		sums.AddTo(db)
-		return sum / float64(n), n, nil
-	}
 	losses := make([]float64, len(labels))
 	tensor.ParallelFor(len(labels), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -233,9 +199,6 @@ func crossEntropyBackward(dlogits, logits []float32, c int, labels []int, scale 
 			losses[i] = tensor.SoftmaxCrossEntropyBackward(d, logits[i*c:(i+1)*c], labels[i], k)
 		}
 	})
-	if db != nil {
-		tensor.SumRows(db, dlogits, c)
-	}
 	var sum float64
 	for i, y := range labels {
 		if y != IgnoreIndex {

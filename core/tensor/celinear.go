@@ -3,8 +3,8 @@ package tensor
 import "fmt"
 
 // SoftmaxCrossEntropyLinearBackward is the backward of logits = x·wᵀ + bias followed by the
-// softmax cross entropy of each row of logits [m, out] against labels [m], on one goroutine:
-// the MLM decoder's backward with its loss. A negative label leaves its row out. With k the
+// softmax cross entropy of each row of logits [m, out] against labels [m]: the MLM decoder's
+// backward with its loss. A negative label leaves its row out. With k the
 // scale of each counted row, it overwrites logits with dlogits, which is what
 // SoftmaxCrossEntropyBackward(row, row, label, k) writes for a counted row and 0 for one left
 // out; it then
@@ -15,19 +15,21 @@ import "fmt"
 //
 // and returns the sum, in row order, of the counted rows' losses. The bits are those of
 // SoftmaxCrossEntropyBackward on each row, then SumRows and LinearBackward(dx, dw, db, …, 0)
-// on one goroutine.
+// on one goroutine, on any number of goroutines.
 //
-// The two products run one depth block of dx's at a time (kc classes: Gemm's own blocking, so
-// each sum runs over the same blocks in the same order), dw's rows for that block just after:
-// its packing then reads from cache the block of dlogits that dx's packing has just read from
-// memory. Apart, each product read all of dlogits from memory, 17.8 MB for Tiny's 146
-// labelled rows of a 30,522-word vocabulary.
+// Apart, the bias's sums and each product read all of dlogits from memory again, 17.8 MB for
+// Tiny's 146 labelled rows of a 30,522-word vocabulary. On one goroutine the two products run
+// one depth block of dx's at a time (kc classes: Gemm's own blocking, so each sum runs over
+// the same blocks in the same order), dw's rows for that block just after: its packing then
+// reads from cache the block that dx's packing has just read from memory. On several, each
+// goroutine sums its blocks of classes for db just before their rows of dw.
 func SoftmaxCrossEntropyLinearBackward(dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int) float64 {
-	return ceLinearBackwardWith(gemmDefault, dx, dw, db, logits, labels, k, x, w, m, in, out)
+	return ceLinearBackwardWith(gemmDefault, gemmThreads(out, in, m), dx, dw, db, logits, labels, k, x, w, m, in, out)
 }
 
-// ceLinearBackwardWith is SoftmaxCrossEntropyLinearBackward with a given GEMM kernel.
-func ceLinearBackwardWith(kern *gemmKernel, dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int) float64 {
+// ceLinearBackwardWith is SoftmaxCrossEntropyLinearBackward with a given GEMM kernel on up to
+// threads goroutines.
+func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int) float64 {
 	if m <= 0 || in <= 0 || out <= 0 {
 		panic(fmt.Sprintf("tensor.SoftmaxCrossEntropyLinearBackward: size m=%d in=%d out=%d", m, in, out))
 	}
@@ -39,42 +41,84 @@ func ceLinearBackwardWith(kern *gemmKernel, dx, dw, db, logits []float32, labels
 			panic(fmt.Sprintf("tensor.SoftmaxCrossEntropyLinearBackward: label %d of %d classes", y, out))
 		}
 	}
-	// d logits, row by row in place (each row is read from memory once, and summed for db
-	// while it is in cache), as SoftmaxCrossEntropyBackward and SumRows give it.
-	var sum float64
-	var acc []float64
+	var acc []float64 // db's sums
 	if db != nil {
 		acc = make([]float64, out)
 	}
-	for i, y := range labels {
-		d := logits[i*out : (i+1)*out]
-		if y < 0 {
-			clear(d)
-		} else {
-			sum += SoftmaxCrossEntropyBackward(d, d, y, k)
+	px := packB(kern, x, m, in) // x is the B operand of every block of dw's product
+	// dwBlock adds the rows [p0, p0+kb) of dlogitsᵀ · x to dw: those of Gemm(true, false, out,
+	// in, m, …), the same sums.
+	dwBlock := func(p0, kb int) {
+		gemmSerial(kern, true, false, kb, in, m, 1, logits[p0:], out, nil, 0, px, 0, 1, dw[p0*in:], in, epilogue{})
+	}
+	var sum float64
+	if threads < 2 {
+		// d logits, row by row in place (each row is read from memory once, and summed for db
+		// while it is in cache), as SoftmaxCrossEntropyBackward and SumRows give it.
+		for i, y := range labels {
+			d := logits[i*out : (i+1)*out]
+			if y < 0 {
+				clear(d)
+			} else {
+				sum += SoftmaxCrossEntropyBackward(d, d, y, k)
+			}
+			if acc != nil {
+				addCols(acc, d)
+			}
 		}
-		if acc != nil {
-			addCols(acc, d)
+		// The two products, one depth block of dx's (kc classes) at a time: dw's packing then
+		// reads the block that dx's packing has just brought into cache.
+		for p0 := 0; p0 < out; p0 += kern.kc {
+			kb := min(kern.kc, out-p0)
+			beta := float32(1)
+			if p0 == 0 {
+				beta = 0
+			}
+			// dx += d[:, p0:p0+kb] · w[p0:p0+kb]: the depth block p0 of Gemm(false, false, m,
+			// in, out, …).
+			gemmSerial(kern, false, false, m, in, kb, 1, logits[p0:], out, w[p0*in:], in, nil, 0, beta, dx, in, epilogue{})
+			dwBlock(p0, kb)
 		}
+	} else {
+		// The rows of d logits split over the goroutines, then the classes in blocks of kc:
+		// each block is summed for db over the rows in order (SumRows's sums), which brings it
+		// into cache for dw's packing. dx's product, whose depth is the classes, is split by
+		// its rows as Gemm splits it.
+		losses := make([]float64, m)
+		ParallelFor(m, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				d := logits[i*out : (i+1)*out]
+				if labels[i] < 0 {
+					clear(d)
+				} else {
+					losses[i] = SoftmaxCrossEntropyBackward(d, d, labels[i], k)
+				}
+			}
+		})
+		for i, y := range labels {
+			if y >= 0 {
+				sum += losses[i]
+			}
+		}
+		blocks := ceilDiv(out, kern.kc)
+		parallelChunks(blocks, ceilDiv(blocks, threads), func(b0, b1 int) {
+			for p0 := b0 * kern.kc; p0 < min(b1*kern.kc, out); p0 += kern.kc {
+				kb := min(kern.kc, out-p0)
+				if acc != nil {
+					a := acc[p0 : p0+kb]
+					for i := range m {
+						addCols(a, logits[i*out+p0:i*out+p0+kb])
+					}
+				}
+				dwBlock(p0, kb)
+			}
+		})
+		gemmWith(kern, threads, false, false, m, in, out, 1, logits, out, w, in, 0, dx, in)
 	}
 	if db != nil {
 		for j, v := range acc {
 			db[j] += float32(v)
 		}
-	}
-	// The two products, one depth block of dx's (kc classes) at a time: dw's packing then reads
-	// the block that dx's packing has just brought into cache.
-	px := packB(kern, x, m, in) // x is the B operand of every block of dw's product
-	for p0 := 0; p0 < out; p0 += kern.kc {
-		kb := min(kern.kc, out-p0)
-		beta := float32(1)
-		if p0 == 0 {
-			beta = 0
-		}
-		// dx += d[:, p0:p0+kb] · w[p0:p0+kb]: the depth block p0 of Gemm(false, false, m, in, out, …).
-		gemmSerial(kern, false, false, m, in, kb, 1, logits[p0:], out, w[p0*in:], in, nil, 0, beta, dx, in, epilogue{})
-		// dw[p0:p0+kb] += d[:, p0:p0+kb]ᵀ · x: rows p0 … p0+kb-1 of Gemm(true, false, out, in, m, …).
-		gemmSerial(kern, true, false, kb, in, m, 1, logits[p0:], out, nil, 0, px, 0, 1, dw[p0*in:], in, epilogue{})
 	}
 	return sum
 }

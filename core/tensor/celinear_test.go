@@ -12,7 +12,7 @@ import (
 // sequence it replaces (SoftmaxCrossEntropyBackward on each row, the column sums, then the
 // two products on one goroutine) with every kernel of this CPU, and with blockings so small
 // that the odd shapes below cross many depth, row and column blocks; rows left out get no
-// gradient, the logits become dlogits, and dw and db are added to.
+// gradient, the logits become dlogits, and dw and db are added to; on 1, 2 and 3 goroutines.
 func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 	kerns := gemmKernels()
 	for _, kern := range gemmKernels() {
@@ -27,58 +27,56 @@ func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, kern := range kerns {
 		for _, sh := range shapes {
-			t.Run(fmt.Sprintf("%s/%dx%dx%d", kern.name, sh.m, sh.in, sh.out), func(t *testing.T) {
-				m, in, out := sh.m, sh.in, sh.out
-				logits := randSlice(rng, m*out, 3)
-				labels := make([]int, m)
-				for i := range labels {
-					labels[i] = rng.IntN(out)
-					if i%5 == 2 && m > 1 {
-						labels[i] = -100
+			for _, threads := range []int{1, 2, 3} {
+				t.Run(fmt.Sprintf("%s/%dx%dx%d/threads=%d", kern.name, sh.m, sh.in, sh.out, threads), func(t *testing.T) {
+					m, in, out := sh.m, sh.in, sh.out
+					logits := randSlice(rng, m*out, 3)
+					labels := make([]int, m)
+					for i := range labels {
+						labels[i] = rng.IntN(out)
+						if i%5 == 2 && m > 1 {
+							labels[i] = -100
+						}
 					}
-				}
-				x, w := randSlice(rng, m*in, 1), randSlice(rng, out*in, 0.1)
-				dw0, db0 := randSlice(rng, out*in, 1), randSlice(rng, out, 1)
-				const k = 0.25
+					x, w := randSlice(rng, m*in, 1), randSlice(rng, out*in, 0.1)
+					dw0, db0 := randSlice(rng, out*in, 1), randSlice(rng, out, 1)
+					const k = 0.25
 
-				// The unfused sequence.
-				dl := slices.Clone(logits)
-				var wantLoss float64
-				for i, y := range labels {
-					r := dl[i*out : (i+1)*out]
-					if y < 0 {
-						clear(r)
-						continue
+					// The unfused sequence.
+					dl := slices.Clone(logits)
+					var wantLoss float64
+					for i, y := range labels {
+						r := dl[i*out : (i+1)*out]
+						if y < 0 {
+							clear(r)
+							continue
+						}
+						wantLoss += SoftmaxCrossEntropyBackward(r, r, y, k)
 					}
-					wantLoss += SoftmaxCrossEntropyBackward(r, r, y, k)
-				}
-				wantDB := slices.Clone(db0)
-				sums := NewColSums(out)
-				for i := range m {
-					sums.Add(dl[i*out : (i+1)*out])
-				}
-				sums.AddTo(wantDB)
-				wantDW, wantDX := slices.Clone(dw0), make([]float32, m*in)
-				gemmWith(kern, 1, true, false, out, in, m, 1, dl, out, x, in, 1, wantDW, in)
-				gemmWith(kern, 1, false, false, m, in, out, 1, dl, out, w, in, 0, wantDX, in)
+					wantDB := slices.Clone(db0)
+					sumRowsChunks(1, wantDB, dl, out)
+					wantDW, wantDX := slices.Clone(dw0), make([]float32, m*in)
+					gemmWith(kern, 1, true, false, out, in, m, 1, dl, out, x, in, 1, wantDW, in)
+					gemmWith(kern, 1, false, false, m, in, out, 1, dl, out, w, in, 0, wantDX, in)
 
-				gotLogits := slices.Clone(logits)
-				gotDW, gotDB := slices.Clone(dw0), slices.Clone(db0)
-				gotDX := randSlice(rng, m*in, 1) // set, not added to
-				gotLoss := ceLinearBackwardWith(kern, gotDX, gotDW, gotDB, gotLogits, labels, k, x, w, m, in, out)
+					gotLogits := slices.Clone(logits)
+					gotDW, gotDB := slices.Clone(dw0), slices.Clone(db0)
+					gotDX := randSlice(rng, m*in, 1) // set, not added to
+					gotLoss := ceLinearBackwardWith(kern, threads, gotDX, gotDW, gotDB, gotLogits, labels, k, x, w, m, in, out)
 
-				if math.Float64bits(gotLoss) != math.Float64bits(wantLoss) {
-					t.Errorf("loss sum %v, want %v", gotLoss, wantLoss)
-				}
-				for _, c := range []struct {
-					name      string
-					got, want []float32
-				}{{"dx", gotDX, wantDX}, {"dw", gotDW, wantDW}, {"db", gotDB, wantDB}, {"dlogits", gotLogits, dl}} {
-					if i := firstBitDiff(c.got, c.want); i >= 0 {
-						t.Errorf("%s[%d] = %v, want %v bit for bit", c.name, i, c.got[i], c.want[i])
+					if math.Float64bits(gotLoss) != math.Float64bits(wantLoss) {
+						t.Errorf("loss sum %v, want %v", gotLoss, wantLoss)
 					}
-				}
-			})
+					for _, c := range []struct {
+						name      string
+						got, want []float32
+					}{{"dx", gotDX, wantDX}, {"dw", gotDW, wantDW}, {"db", gotDB, wantDB}, {"dlogits", gotLogits, dl}} {
+						if i := firstBitDiff(c.got, c.want); i >= 0 {
+							t.Errorf("%s[%d] = %v, want %v bit for bit", c.name, i, c.got[i], c.want[i])
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -82,31 +82,6 @@ func sumRowsChunks(chunks int, dst, x []float32, n int) {
 	parallelChunks(n, ceilDiv(n, chunks), cols)
 }
 
-// ColSums takes SumRows's column sums one row at a time, so that a caller can add each row
-// while it is still in cache: Add the rows in order, then AddTo gives SumRows's bits for them.
-type ColSums struct {
-	acc []float64
-}
-
-// NewColSums returns sums over columns [n], all zero.
-func NewColSums(n int) *ColSums { return &ColSums{acc: make([]float64, n)} }
-
-// Add adds row [n] to the sums (in float64).
-func (s *ColSums) Add(row []float32) {
-	if len(row) != len(s.acc) {
-		panic("tensor: ColSums.Add: row length differs from the column count")
-	}
-	addCols(s.acc, row)
-}
-
-// AddTo adds the sums, rounded to float32, to dst [n], as SumRows does.
-func (s *ColSums) AddTo(dst []float32) {
-	d := dst[:len(s.acc)]
-	for j, v := range s.acc {
-		d[j] += float32(v)
-	}
-}
-
 // addColsGo is the pure-Go twin of addCols: acc[j] += float64(x[j]).
 func addColsGo(acc []float64, x []float32) {
 	acc = acc[:len(x)]

@@ -413,26 +413,3 @@ func TestSoftmaxCrossEntropyBackward(t *testing.T) {
 		}
 	}
 }
-
-// TestColSums: rows added one at a time give SumRows's bits, on odd shapes and into a
-// destination that already holds values.
-func TestColSums(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
-	for _, sh := range []struct{ rows, n int }{{1, 1}, {3, 7}, {5, 129}, {146, 3001}} {
-		x := randSlice(rng, sh.rows*sh.n, 3)
-		d0 := randSlice(rng, sh.n, 1)
-		want := append([]float32(nil), d0...)
-		SumRows(want, x, sh.n)
-		got := append([]float32(nil), d0...)
-		s := NewColSums(sh.n)
-		for r := range sh.rows {
-			s.Add(x[r*sh.n : (r+1)*sh.n])
-		}
-		s.AddTo(got)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%dx%d: column %d: %v, SumRows %v", sh.rows, sh.n, i, got[i], want[i])
-			}
-		}
-	}
-}
