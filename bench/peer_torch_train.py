@@ -20,6 +20,8 @@ import time
 import torch
 from torch import nn
 
+from peer_numpy import blas_library
+
 PRESETS = {"tiny": (2, 128, 2), "mini": (4, 256, 4), "base": (12, 768, 12), "large": (24, 1024, 16)}
 VOCAB, MAXPOS, TYPES, EPS, DROP, S = 30522, 512, 2, 1e-12, 0.1, 128
 IGNORE = -100
@@ -128,8 +130,12 @@ def main():
         tag = "" if threads == 1 else f"-{threads}t"
         print(f"train/{key}128/torch{tag} {B * S / ts[len(ts) // 2]:.0f}", flush=True)
     if threads == 1:
+        # Which BLAS ran, and OpenBLAS's kernel: the ratio to bertlab moves with it (its AVX-512
+        # Cooperlake kernels on an EPYC "Turin" ran 243-252 GFLOP/s a core at BERT-Base's shapes,
+        # about bertlab's own GEMM; Haswell's AVX2 131).
+        path, core = blas_library()
         print(f"# torch training: {torch.__version__}, batch {B} x {S}, dropout {DROP}, AdamW + clip_grad_norm_(1.0), "
-              "MLM on the labelled positions only (as bertlab)")
+              f"MLM on the labelled positions only (as bertlab); BLAS: {path}; OpenBLAS kernel: {core}")
 
 
 main()

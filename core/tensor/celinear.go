@@ -4,8 +4,8 @@ import "fmt"
 
 // SoftmaxCrossEntropyLinearBackward is the backward of logits = x·wᵀ + bias followed by the
 // softmax cross entropy of each row of logits [m, out] against labels [m]: the MLM decoder's
-// backward with its loss. A negative label leaves its row out. With k the
-// scale of each counted row, it overwrites logits with dlogits, which is what
+// backward with its loss. A negative label leaves its row out. With k the scale of each
+// counted row, it overwrites logits with dlogits, which is what
 // SoftmaxCrossEntropyBackward(row, row, label, k) writes for a counted row and 0 for one left
 // out; it then
 //
@@ -13,16 +13,17 @@ import "fmt"
 //	adds    dlogitsᵀ · x to dw [out, in]    (x [m, in])
 //	adds    the column sums of dlogits to db [out] (nil: none), as SumRows would
 //
-// and returns the sum, in row order, of the counted rows' losses. The bits are those of
-// SoftmaxCrossEntropyBackward on each row, then SumRows and LinearBackward(dx, dw, db, …, 0)
-// on one goroutine, on any number of goroutines.
+// and returns the sum, in row order, of the counted rows' losses. On any number of goroutines
+// the bits are those of SoftmaxCrossEntropyBackward on each row, then SumRows and
+// LinearBackward(dx, dw, db, …, 0) on one goroutine.
 //
-// Apart, the bias's sums and each product read all of dlogits from memory again, 17.8 MB for
-// Tiny's 146 labelled rows of a 30,522-word vocabulary. On one goroutine the two products run
-// one depth block of dx's at a time (kc classes: Gemm's own blocking, so each sum runs over
-// the same blocks in the same order), dw's rows for that block just after: its packing then
-// reads from cache the block that dx's packing has just read from memory. On several, each
-// goroutine sums its blocks of classes for db just before their rows of dw.
+// Done one after the other, the bias's sums and each product read all of dlogits from memory
+// again: 17.8 MB for Tiny's 146 labelled rows of a 30,522-word vocabulary. Here, on one
+// goroutine, the two products run one depth block of dx's at a time (kc classes: Gemm's own
+// blocking, so each sum runs over the same blocks in the same order), dw's rows for that block
+// just after, so that dw's packing reads from cache the block that dx's packing has just read
+// from memory. On several goroutines, each sums its blocks of classes for db just before it
+// adds their rows of dw.
 func SoftmaxCrossEntropyLinearBackward(dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int) float64 {
 	return ceLinearBackwardWith(gemmDefault, gemmThreads(out, in, m), dx, dw, db, logits, labels, k, x, w, m, in, out)
 }
