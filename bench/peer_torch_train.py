@@ -11,7 +11,10 @@ the MLM head (the other logits never reach the loss). Three warm-up steps, then 
 reps steps. Prints "train/<model>128/torch[-Nt] tokens/s". Run with /usr/bin/python3,
 OMP_WAIT_POLICY=PASSIVE and OPENBLAS_NUM_THREADS equal to THREADS.
 
-usage: peer_torch_train.py models [reps] [threads] [batch]
+usage: peer_torch_train.py models [reps] [threads] [batch] [stepfwd]
+
+With stepfwd it also prints "stepfwd/<model>128/torch[-Nt] R": forward and backward over the
+eval forward of the same batch, as bertbench train prints bertlab's.
 """
 import math
 import sys
@@ -103,6 +106,7 @@ def main():
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     B = int(sys.argv[4]) if len(sys.argv) > 4 else 8
+    stepfwd = len(sys.argv) > 5 and sys.argv[5] == "stepfwd"
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     for key in models:
@@ -129,6 +133,30 @@ def main():
         ts.sort()
         tag = "" if threads == 1 else f"-{threads}t"
         print(f"train/{key}128/torch{tag} {B * S / ts[len(ts) // 2]:.0f}", flush=True)
+        if stepfwd:
+            # bertbench's stepfwd on PyTorch's side: forward and backward (train mode) over the
+            # eval forward of the same batch (no_grad), medians of reps each.
+            def fb():
+                opt.zero_grad(set_to_none=True)
+                m(*data).backward()
+
+            def fwd():
+                with torch.no_grad():
+                    m(*data)
+
+            med = {}
+            for name, f in (("fb", fb), ("fwd", fwd)):
+                m.train(name == "fb")
+                f()
+                fts = []
+                for _ in range(reps):
+                    t = time.perf_counter()
+                    f()
+                    fts.append(time.perf_counter() - t)
+                med[name] = sorted(fts)[len(fts) // 2]
+            m.train()
+            print(f"stepfwd/{key}128/torch{tag} {med['fb'] / med['fwd']:.2f}", flush=True)
+            print(f"# torch {key}128: forward and backward {med['fb'] * 1e3:.1f} ms, eval forward {med['fwd'] * 1e3:.1f} ms")
     if threads == 1:
         # Which BLAS ran, and OpenBLAS's kernel: the ratio to bertlab moves with it (its AVX-512
         # Cooperlake kernels on an EPYC "Turin" ran 243-252 GFLOP/s a core at BERT-Base's shapes,
