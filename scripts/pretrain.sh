@@ -266,11 +266,16 @@ finetune)
   ft() { # task train dev test out lr epochs [seeds]
     local best="" bestdev=-1 s dev
     for s in $(seq "$SEED" $((SEED + ${8:-1} - 1))); do
-      # A seed whose run finished (its model and its dev line) is not run again.
-      if ! { [ -f "$5-seed$s/config.json" ] && grep -q '^dev (best epoch' "$5-seed$s.log" 2>/dev/null; }; then
+      local args=(finetune --task "$1" --model "$OUT" --train "$2" --dev "$3" --out "$5-seed$s" --epochs "$7"
+        --batch "$FT_BATCH" --lr "$6" --seq 128 --seed "$s")
+      # A seed whose run finished with the same arguments (its model, its dev line, the
+      # arguments it ran with) is not run again.
+      if ! { [ -f "$5-seed$s/config.json" ] && grep -q '^dev (best epoch' "$5-seed$s.log" 2>/dev/null &&
+        [ "$(cat "$5-seed$s.args" 2>/dev/null)" = "${args[*]}" ]; }; then
         echo "   seed $s: fine-tuning into $5-seed$s (log: $5-seed$s.log)" >&2
-        "$BERTLAB" finetune --task "$1" --model "$OUT" --train "$2" --dev "$3" --out "$5-seed$s" --epochs "$7" \
-          --batch "$FT_BATCH" --lr "$6" --seq 128 --seed "$s" >"$5-seed$s.log" 2>&1
+        rm -f "$5-seed$s.args"
+        "$BERTLAB" "${args[@]}" >"$5-seed$s.log" 2>&1
+        echo "${args[*]}" >"$5-seed$s.args"
       fi
       # "dev (best epoch, 4 of 4, by accuracy): accuracy 0.7909  macro_f1 ...": the figure named after "by".
       dev=$(sed -n 's/^dev (best epoch.*by \([a-z_0-9]*\)):.* \1 \([0-9.]*\).*/\2/p' "$5-seed$s.log")
