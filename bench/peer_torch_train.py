@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from peer_numpy import blas_library
+from peer_timing import measure
 
 PRESETS = {"tiny": (2, 128, 2), "mini": (4, 256, 4), "base": (12, 768, 12), "large": (24, 1024, 16)}
 VOCAB, MAXPOS, TYPES, EPS, DROP, S = 30522, 512, 2, 1e-12, 0.1, 128
@@ -147,13 +148,7 @@ def main():
             med = {}
             for name, f in (("fb", fb), ("fwd", fwd)):
                 m.train(name == "fb")
-                f()
-                fts = []
-                for _ in range(reps):
-                    t = time.perf_counter()
-                    f()
-                    fts.append(time.perf_counter() - t)
-                med[name] = sorted(fts)[len(fts) // 2]
+                med[name] = measure(f, reps, 0)
             m.train()
             print(f"stepfwd/{key}128/torch{tag} {med['fb'] / med['fwd']:.2f}", flush=True)
             print(f"# torch {key}128: forward and backward {med['fb'] * 1e3:.1f} ms, eval forward {med['fwd'] * 1e3:.1f} ms")

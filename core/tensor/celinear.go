@@ -46,7 +46,7 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 	if db != nil {
 		acc = make([]float64, out)
 	}
-	px := packB(kern, x, m, in) // x is the B operand of every block of dw's product
+	px := packB(kern, x, false, in, m) // x is the B operand of every block of dw's product
 	// dwBlock adds the rows [p0, p0+kb) of dlogitsᵀ · x to dw: those of Gemm(true, false, out,
 	// in, m, …), the same sums.
 	dwBlock := func(p0, kb int) {
@@ -122,18 +122,4 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 		}
 	}
 	return sum
-}
-
-// packB packs b [k, n] (row-major, not transposed) as the B operand of A·b, as gemmSerial
-// packs it block by block.
-func packB(kern *gemmKernel, b []float32, k, n int) *PackedB {
-	nr := kern.nr
-	np := ceilDiv(n, nr) * nr
-	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
-	for pc := 0; pc < k; pc += kern.kc {
-		pb.off = append(pb.off, pc*np)
-		kb := min(kern.kc, k-pc)
-		gemmPackB(kern.trans8, pb.data[pc*np:], false, b, n, pc, 0, kb, n, nr)
-	}
-	return pb
 }

@@ -239,23 +239,11 @@ func testRowKernelsAsm(t *testing.T) {
 				}
 			}
 
-			acc := make([]float64, n+1)
-			wacc := make([]float64, n)
-			for i := range wacc {
-				acc[i] = float64(i) * 0.1
-				wacc[i] = acc[i]
+			acc0 := make([]float64, n)
+			for i := range acc0 {
+				acc0[i] = float64(i) * 0.1
 			}
-			acc[n] = 42
-			addCols(acc[:n], x)
-			addColsGo(wacc, x)
-			for i := range wacc {
-				if acc[i] != wacc[i] {
-					t.Fatalf("addCols n=%d [%d]: %g, Go twin %g", n, i, acc[i], wacc[i])
-				}
-			}
-			if acc[n] != 42 {
-				t.Fatalf("addCols n=%d wrote past acc", n)
-			}
+			checkAddCols(t, x, acc0)
 
 			ss, wss := sumSquares(x), sumSquaresGo(x)
 			if math.Abs(ss-wss) > 1e-14*wss {

@@ -15,6 +15,25 @@ func randSlice(rng *rand.Rand, n int, scale float64) []float32 {
 	return x
 }
 
+// checkAddCols runs addCols on x into a copy of acc0 [len(x)] and fails unless it gives
+// addColsGo's sums exactly and writes nothing past the end (the kernels' twin test).
+func checkAddCols(t *testing.T, x []float32, acc0 []float64) {
+	t.Helper()
+	n := len(x)
+	acc := append(append(make([]float64, 0, n+1), acc0...), 42)
+	want := append([]float64(nil), acc0...)
+	addCols(acc[:n], x)
+	addColsGo(want, x)
+	for i := range want {
+		if acc[i] != want[i] {
+			t.Fatalf("addCols n=%d [%d]: %g, Go twin %g", n, i, acc[i], want[i])
+		}
+	}
+	if acc[n] != 42 {
+		t.Fatalf("addCols n=%d wrote past acc", n)
+	}
+}
+
 // closeTo reports the first element where |got - want| > atol + rtol·|want|.
 func closeTo(got, want []float64, atol, rtol float64) error {
 	if len(got) != len(want) {

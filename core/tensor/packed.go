@@ -25,23 +25,35 @@ func PackTransB(w []float32, n, k int) *PackedB {
 }
 
 func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
+	return packB(kern, w, true, n, k)
+}
+
+// packB packs op(B) [k, n] for kern: w [n, k] (B = wᵀ) when trans, else b [k, n] itself, both
+// row-major.
+func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 	if n <= 0 || k <= 0 {
-		panic(fmt.Sprintf("tensor.PackTransB: size %dx%d", n, k))
+		panic(fmt.Sprintf("tensor: packing B: size %dx%d", n, k))
 	}
-	gemmCheck("B", w, n, k, k)
+	ld := n
+	if trans {
+		gemmCheck("B", b, n, k, k)
+		ld = k
+	} else {
+		gemmCheck("B", b, k, n, n)
+	}
 	nr := kern.nr
 	np := ceilDiv(n, nr) * nr
 	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
 	for pc := 0; pc < k; pc += kern.kc {
 		pb.off = append(pb.off, pc*np)
 	}
-	// Slivers [s0, s1) of every depth block: columns s0·nr … s1·nr−1 of w's transpose.
+	// Slivers [s0, s1) of every depth block: columns s0·nr … s1·nr−1 of op(B).
 	packSlivers := func(s0, s1 int) {
 		j0, j1 := s0*nr, min(s1*nr, n)
-		for b, o := range pb.off {
-			pc := b * kern.kc
+		for b0, o := range pb.off {
+			pc := b0 * kern.kc
 			kb := min(kern.kc, k-pc)
-			gemmPackB(kern.trans8, pb.data[o+j0*kb:o+s1*nr*kb], true, w, k, pc, j0, kb, j1-j0, nr)
+			gemmPackB(kern.trans8, pb.data[o+j0*kb:o+s1*nr*kb], trans, b, ld, pc, j0, kb, j1-j0, nr)
 		}
 	}
 	// A model's load packs every matrix: split the large ones by slivers across the cores
