@@ -294,11 +294,7 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 		DropoutBackward(dh, ea.keep, a.pass.drop.hidden)
 	}
 	tensor.LayerNormBackward(tmp, g.EmbLN.W.Data, g.EmbLN.B.Data, dh, ea.sum.Data, m.EmbLN.W.Data, ea.mean, ea.rstd, H)
-	add := func(dst, src []float32) {
-		for j, v := range src {
-			dst[j] += v
-		}
-	}
+	add := func(dst, src []float32) { tensor.Add(dst, dst, src) }
 	var posIDs []int // nil: position i mod S
 	if c.Family.Is(FamilyRoBERTa) {
 		posIDs = make([]int, b.B*b.S)

@@ -103,6 +103,9 @@ type gemmKernel struct {
 	// (len(r1) == len(r0), len(dst) == 2·len(r0)): gemmPackA's loop for a sliver of two rows
 	// with alpha 1, where the kernel's build has a faster one (wasm SIMD: gemmPackRows2Asm).
 	packRows2 func(dst, r0, r1 []float32)
+	// packRows, when not nil, is a fast gemmPackRowsGo (the full slivers of an untransposed
+	// B) where the kernel's machine has one.
+	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
 }
 
 // gemmTranspose8Go sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n: eight rows of src
@@ -327,7 +330,7 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 			if pb != nil {
 				pbs = pb.data[pb.off[blk]+(col0+jc)*kb:]
 			} else {
-				gemmPackB(kern.trans8, buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
+				gemmPackB(kern, buf.b, transB, b, ldb, pc, jc, kb, nb, nr)
 			}
 			bet := beta
 			if pc > 0 {
@@ -405,7 +408,11 @@ func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i
 		// 131 to 106 ms (wasm SIMD), medians of alternating calls. The partial sliver, if
 		// any, is packed below.
 		full := mb / mr * mr
-		gemmPackATransFull(dst, a, lda, i0, p0, full, kb, mr)
+		rows := kern.packRows
+		if rows == nil {
+			rows = gemmPackRowsGo
+		}
+		rows(dst, a[p0*lda+i0:], lda, kb, full/mr, mr)
 		if full == mb {
 			return
 		}
@@ -501,70 +508,19 @@ func gemmPackA(kern *gemmKernel, dst []float32, transA bool, a []float32, lda, i
 	}
 }
 
-// gemmPackATransFull packs the full slivers of op(A) = Aᵀ, rows [i0, i0+full) (full a multiple
-// of mr: 8, 6 or 2) and depths [p0, p0+kb), depth step by depth step: sliver s holds (i, p) at
-// s*mr*kb + p*mr + i, as gemmPackA.
-func gemmPackATransFull(dst, a []float32, lda, i0, p0, full, kb, mr int) {
-	n := full / mr
-	for p := 0; p < kb; p++ {
-		src := a[(p0+p)*lda+i0:][:full:full]
-		off := p * mr
-		switch mr {
-		case 8:
-			for s := 0; s < n; s++ {
-				o, r := dst[off:][:8:8], src[s*8:][:8:8]
-				*(*[4]float32)(o) = *(*[4]float32)(r)
-				*(*[4]float32)(o[4:]) = *(*[4]float32)(r[4:])
-				off += 8 * kb
-			}
-		case 6:
-			for s := 0; s < n; s++ {
-				o, r := dst[off:][:6:6], src[s*6:][:6:6]
-				*(*[4]float32)(o) = *(*[4]float32)(r)
-				*(*[2]float32)(o[4:]) = *(*[2]float32)(r[4:])
-				off += 6 * kb
-			}
-		case 2:
-			// Element by element: wasm moves even a small array with runtime.memmove.
-			for s := 0; s < n; s++ {
-				o, r := (*[2]float32)(dst[off:]), (*[2]float32)(src[2*s:])
-				o[0], o[1] = r[0], r[1]
-				off += 2 * kb
-			}
-		}
-	}
-}
-
 // gemmPackBRows is gemmPackB for an untransposed B, where op(B)(p, j) = b[p*ldb+j]: each
 // depth step of a sliver is a contiguous run of nr columns of one row. Runs of the kernels'
 // widths (4, 16, 32) move element by element with fixed bounds: a copy() per run is a memmove
 // call, which cost more than the move (packing measured 1.6-1.9x slower that way).
-func gemmPackBRows(dst, b []float32, ldb, p0, j0, kb, nb, nr int) {
+func gemmPackBRows(rows func(dst, src []float32, ldb, kb, nsl, nr int), dst, b []float32, ldb, p0, j0, kb, nb, nr int) {
 	if (nr == 32 || nr == 16) && nb >= nr {
-		// Depth step by depth step: each row of the block is read once from start to end
-		// and dealt out to the slivers, so that the source streams from memory in order.
-		// Sliver by sliver read a piece of nr floats of each of kb rows a sliver: kb streams
-		// a row apart that the prefetchers do not follow (BenchmarkPackBRows, blocks of a
-		// matrix in memory: natively 2.7-3.9 GB/s at ldb 256 and 6.8-7.5 at ldb 1024 that way,
-		// 11.9-12.6 and 8.2-9.1 this way; in wasm about the same both ways, 2.3-3.7 and 3.1-3.8).
-		// Element by element: copies of [4]float32 were as fast natively and half as fast in
-		// wasm.
 		full := nb / nr * nr
-		for p := 0; p < kb; p++ {
-			r := b[(p0+p)*ldb+j0:][:full:full]
-			for js := 0; js < full; js += nr {
-				o, s := dst[js*kb+p*nr:][:16:16], r[js:][:16:16]
-				o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-				o[8], o[9], o[10], o[11], o[12], o[13], o[14], o[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
-				if nr == 32 {
-					o, s := dst[js*kb+p*nr+16:][:16:16], r[js+16:][:16:16]
-					o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
-					o[8], o[9], o[10], o[11], o[12], o[13], o[14], o[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
-				}
-			}
+		if rows == nil {
+			rows = gemmPackRowsGo
 		}
+		rows(dst, b[p0*ldb+j0:], ldb, kb, full/nr, nr)
 		if full < nb { // the last, partial sliver
-			gemmPackBRows(dst[full*kb:], b, ldb, p0, j0+full, kb, nb-full, nr)
+			gemmPackBRows(rows, dst[full*kb:], b, ldb, p0, j0+full, kb, nb-full, nr)
 		}
 		return
 	}
@@ -588,13 +544,67 @@ func gemmPackBRows(dst, b []float32, ldb, p0, j0, kb, nb, nr int) {
 	}
 }
 
+// gemmPackRowsGo sets dst[s*kb*nr+p*nr : +nr] = src[p*ldb+s*nr : +nr] for p < kb, s < nsl,
+// nr 2, 6, 8, 16 or 32: the full slivers of an untransposed B (gemmPackBRows) and of a
+// transposed A (gemmPackA), where each depth step of a sliver is a contiguous run of a row.
+// Depth step by depth step: each row of the block is read once from start to end and dealt
+// out to the slivers, so that the source streams from memory in order. Sliver by sliver read
+// a piece of nr floats of each of kb rows a sliver: kb streams a row apart that the
+// prefetchers do not follow (BenchmarkPackBRows, blocks of a matrix in memory: natively
+// 2.7-3.9 GB/s at ldb 256 and 6.8-7.5 at ldb 1024 that way, 11.9-12.6 and 8.2-9.1 this way; in
+// wasm about the same both ways, 2.3-3.7 and 3.1-3.8; for A, packing was 55% of the tied
+// decoder's dYᵀ·X in a Tiny training step, and this order took that GEMM from 12.6 to 9.9 ms
+// with AVX-512 and from 131 to 106 ms in wasm SIMD). Runs move as fixed-size arrays: a copy()
+// per run is a call of runtime.memmove, which cost more than the move (1.6-1.9x slower).
+// Runs of 16 and 32 go element by element: copies of [4]float32 were as fast natively and
+// half as fast in wasm; runs of 2 too, as wasm moves even a small array with memmove.
+func gemmPackRowsGo(dst, src []float32, ldb, kb, nsl, nr int) {
+	full := nsl * nr
+	for p := 0; p < kb; p++ {
+		r := src[p*ldb:][:full:full]
+		switch nr {
+		case 32, 16:
+			for js := 0; js < full; js += nr {
+				o, s := dst[js*kb+p*nr:][:16:16], r[js:][:16:16]
+				o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+				o[8], o[9], o[10], o[11], o[12], o[13], o[14], o[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+				if nr == 32 {
+					o, s := dst[js*kb+p*nr+16:][:16:16], r[js+16:][:16:16]
+					o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+					o[8], o[9], o[10], o[11], o[12], o[13], o[14], o[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+				}
+			}
+		case 8:
+			for js := 0; js < full; js += 8 {
+				o, s := dst[js*kb+p*8:][:8:8], r[js:][:8:8]
+				*(*[4]float32)(o) = *(*[4]float32)(s)
+				*(*[4]float32)(o[4:]) = *(*[4]float32)(s[4:])
+			}
+		case 6:
+			for js := 0; js < full; js += 6 {
+				o, s := dst[js*kb+p*6:][:6:6], r[js:][:6:6]
+				*(*[4]float32)(o) = *(*[4]float32)(s)
+				*(*[2]float32)(o[4:]) = *(*[2]float32)(s[4:])
+			}
+		case 2:
+			for js := 0; js < full; js += 2 {
+				o, s := (*[2]float32)(dst[js*kb+p*2:]), (*[2]float32)(r[js:])
+				o[0], o[1] = s[0], s[1]
+			}
+		default:
+			panic(fmt.Sprintf("tensor: gemmPackRowsGo: runs of %d", nr))
+		}
+	}
+}
+
 // gemmPackB packs op(B)[p0:p0+kb, j0:j0+nb] into slivers of nr columns: sliver s holds
 // element (p, j) at s*nr*kb + p*nr + j; columns past nb are zero.
-func gemmPackB(trans8 func(dst, src []float32, ldd, lds, n int), dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr int) {
+func gemmPackB(kern *gemmKernel, dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr int) {
 	if !transB {
-		gemmPackBRows(dst, b, ldb, p0, j0, kb, nb, nr)
+		gemmPackBRows(kern.packRows, dst, b, ldb, p0, j0, kb, nb, nr)
 		return
 	}
+	trans8 := kern.trans8
 	for js := 0; js < nb; js += nr {
 		d := dst[js*kb : (js+nr)*kb]
 		cols := min(nr, nb-js)

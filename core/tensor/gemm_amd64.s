@@ -385,3 +385,126 @@ transloop:
 transdone:
 	VZEROUPPER
 	RET
+
+// func gemmPackRows32AVX(dst, src *float32, ldb, kb, nsl int)
+// For p < kb, s < nsl: dst[s*kb*32+p*32 : +32] = src[p*ldb+s*32 : +32]. Row by row of src, so
+// that the source streams from memory in order, each row dealt out to the nsl slivers.
+TEXT ·gemmPackRows32AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ldb+16(FP), BX
+	MOVQ kb+24(FP), CX
+	MOVQ nsl+32(FP), DX
+	SHLQ $2, BX
+	MOVQ CX, R8
+	SHLQ $7, R8 // a sliver's bytes: kb*32*4
+	TESTQ CX, CX
+	JZ   rows32done
+	TESTQ DX, DX
+	JZ   rows32done
+
+rows32p:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ DX, R11
+
+rows32s:
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y1
+	VMOVUPS 64(R9), Y2
+	VMOVUPS 96(R9), Y3
+	VMOVUPS Y0, (R10)
+	VMOVUPS Y1, 32(R10)
+	VMOVUPS Y2, 64(R10)
+	VMOVUPS Y3, 96(R10)
+	ADDQ $128, R9
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  rows32s
+
+	ADDQ BX, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  rows32p
+
+rows32done:
+	VZEROUPPER
+	RET
+
+// func gemmPackRows16AVX(dst, src *float32, ldb, kb, nsl int)
+// gemmPackRows32AVX for slivers of 16 columns.
+TEXT ·gemmPackRows16AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ldb+16(FP), BX
+	MOVQ kb+24(FP), CX
+	MOVQ nsl+32(FP), DX
+	SHLQ $2, BX
+	MOVQ CX, R8
+	SHLQ $6, R8 // a sliver's bytes: kb*16*4
+	TESTQ CX, CX
+	JZ   rows16done
+	TESTQ DX, DX
+	JZ   rows16done
+
+rows16p:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ DX, R11
+
+rows16s:
+	VMOVUPS (R9), Y0
+	VMOVUPS 32(R9), Y1
+	VMOVUPS Y0, (R10)
+	VMOVUPS Y1, 32(R10)
+	ADDQ $64, R9
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  rows16s
+
+	ADDQ BX, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  rows16p
+
+rows16done:
+	VZEROUPPER
+	RET
+
+// func gemmPackRows8AVX(dst, src *float32, ldb, kb, nsl int)
+// gemmPackRows32AVX for slivers of 8 columns (the AVX-512 kernel's A slivers of a transposed A).
+TEXT ·gemmPackRows8AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ldb+16(FP), BX
+	MOVQ kb+24(FP), CX
+	MOVQ nsl+32(FP), DX
+	SHLQ $2, BX
+	MOVQ CX, R8
+	SHLQ $5, R8 // a sliver's bytes: kb*8*4
+	TESTQ CX, CX
+	JZ   rows8done
+	TESTQ DX, DX
+	JZ   rows8done
+
+rows8p:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ DX, R11
+
+rows8s:
+	VMOVUPS (R9), Y0
+	VMOVUPS Y0, (R10)
+	ADDQ $32, R9
+	ADDQ R8, R10
+	DECQ R11
+	JNZ  rows8s
+
+	ADDQ BX, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  rows8p
+
+rows8done:
+	VZEROUPPER
+	RET

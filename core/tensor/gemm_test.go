@@ -586,12 +586,15 @@ func TestGemmPackB(t *testing.T) {
 					return b[p*ldb+j]
 				}
 				slivers := ceilDiv(sz.nb, nr)
-				for _, trans8 := range []func(dst, src []float32, ldd, lds, n int){nil, gemmTranspose8Go} {
+				// The pure-Go packing with and without the 8x8 transpose, and each kernel's own
+				// (its machine's transpose and row packing).
+				packers := append([]*gemmKernel{{name: "go"}, {name: "go-trans8", trans8: gemmTranspose8Go}}, gemmKernels()...)
+				for _, pk := range packers {
 					dst := make([]float32, slivers*nr*sz.kb)
 					for i := range dst {
 						dst[i] = -1 // every element must be written
 					}
-					gemmPackB(trans8, dst, transB, b, ldb, sz.p0, sz.j0, sz.kb, sz.nb, nr)
+					gemmPackB(pk, dst, transB, b, ldb, sz.p0, sz.j0, sz.kb, sz.nb, nr)
 					for s := 0; s < slivers; s++ {
 						for p := 0; p < sz.kb; p++ {
 							for j := 0; j < nr; j++ {
@@ -600,8 +603,8 @@ func TestGemmPackB(t *testing.T) {
 									want = opB(sz.p0+p, sz.j0+col)
 								}
 								if got := dst[s*nr*sz.kb+p*nr+j]; got != want {
-									t.Fatalf("nr %d transB %v trans8 %v %+v: sliver %d (p %d, j %d) = %g, want %g",
-										nr, transB, trans8 != nil, sz, s, p, j, got, want)
+									t.Fatalf("nr %d transB %v packing %s %+v: sliver %d (p %d, j %d) = %g, want %g",
+										nr, transB, pk.name, sz, s, p, j, got, want)
 								}
 							}
 						}

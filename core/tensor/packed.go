@@ -53,7 +53,7 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 		for b0, o := range pb.off {
 			pc := b0 * kern.kc
 			kb := min(kern.kc, k-pc)
-			gemmPackB(kern.trans8, pb.data[o+j0*kb:o+s1*nr*kb], trans, b, ld, pc, j0, kb, j1-j0, nr)
+			gemmPackB(kern, pb.data[o+j0*kb:o+s1*nr*kb], trans, b, ld, pc, j0, kb, j1-j0, nr)
 		}
 	}
 	// A model's load packs every matrix: split the large ones by slivers across the cores
