@@ -21,7 +21,7 @@ func (m *Model) ForwardBackward(b Batch, mlmLabels, nspLabels []int, opt TrainOp
 	if err := b.Validate(c); err != nil {
 		return Losses{}, err
 	}
-	if err := g.check(m); err != nil {
+	if err := g.checkShapes(m); err != nil { // mlmBackward sets a decoder gradient that Zero marked
 		return Losses{}, err
 	}
 	if mlmLabels == nil && nspLabels == nil {
@@ -51,7 +51,7 @@ func (m *Model) ForwardBackward(b Batch, mlmLabels, nspLabels []int, opt TrainOp
 	dHidden := g.acts.tensor(b.B, b.S, c.HiddenSize)
 	clear(dHidden.Data) // the heads add to it
 	if mlmLabels != nil {
-		loss.MLM = m.mlmBackward(a, mlmLabels, dHidden.Data, g.g)
+		loss.MLM = m.mlmBackward(a, mlmLabels, dHidden.Data, g.g, g.takeDecoderZero())
 	}
 	var dPooled *tensor.Tensor
 	if nspLabels != nil {
@@ -84,15 +84,16 @@ func checkLabels(what string, labels []int, n, c int) error {
 }
 
 // mlmBackward runs the MLM head on the labelled rows of the hidden states, returns the MLM
-// loss, adds the head's gradients to g and d hidden to dh [B, S, H].
-func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model) float64 {
+// loss, adds the head's gradients to g and d hidden to dh [B, S, H]. With setDecoder, g's
+// decoder gradient is set, not added to (what it holds is not read).
+func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model, setDecoder bool) float64 {
 	rows, lab, ma, logits := m.mlmLabelled(a, labels)
 	n, V, E := len(rows), m.Config.VocabSize, m.Config.EmbDim()
 	// The cross entropy and the decoder's backward fused (the same bits as one after the
 	// other, with less traffic through memory): every row is labelled, so each counts 1/n.
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
 	dt := tensor.New(n, E)
-	sum := tensor.SoftmaxCrossEntropyLinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, logits.Data, lab, float32(1/float64(n)), ma.t.Data, m.MLM.Decoder.Data, n, E, V)
+	sum := tensor.SoftmaxCrossEntropyLinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, logits.Data, lab, float32(1/float64(n)), ma.t.Data, m.MLM.Decoder.Data, n, E, V, !setDecoder)
 	m.mlmScatter(rows, m.mlmTransformBackward(ma, dt, n, g), dh)
 	return sum / float64(n)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bertlab/bertlab/core/bert"
+	"github.com/bertlab/bertlab/core/tensor"
 	"github.com/bertlab/bertlab/internal/approx"
 )
 
@@ -190,6 +191,66 @@ func TestGradientsSameOnAnyGoroutines(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestZeroedGradsSameAsFresh: a step into gradients that held another step's and were zeroed
+// gives the bits of a step into fresh gradients, whichever heads it trains (Zero leaves the
+// decoder's gradient to be set by the masked-LM head, or cleared by whatever else reads it
+// first), and zeroed gradients read as zeros.
+func TestZeroedGradsSameAsFresh(t *testing.T) {
+	m := newTinyModel(t)
+	b, labels := trainBatch(m.Config, 2, 128)
+	nsp := []int{0, 1}
+	opt := bert.TrainOptions{Dropout: true, Seed: 7}
+	for _, tc := range []struct {
+		name       string
+		mlm, nsp   []int
+		backwardOf bool // ForwardTrain then Backward, no heads
+	}{{"mlm+nsp", labels, nsp, false}, {"mlm", labels, nil, false}, {"nsp", nil, nsp, false}, {"backward", nil, nil, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			step := func(g *bert.Grads) {
+				if tc.backwardOf {
+					a, err := m.ForwardTrain(b, opt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d := tensor.New(b.B, b.S, m.Config.HiddenSize)
+					for i := range d.Data {
+						d.Data[i] = float32(i%7) - 3
+					}
+					if err := m.Backward(a, d, nil, g); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				if _, err := m.ForwardBackward(b, tc.mlm, tc.nsp, opt, g); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fresh := m.NewGrads()
+			step(fresh)
+			used := m.NewGrads()
+			if _, err := m.ForwardBackward(b, labels, nsp, bert.TrainOptions{Dropout: true, Seed: 99}, used); err != nil {
+				t.Fatal(err)
+			}
+			used.Zero()
+			step(used)
+			want := fresh.Params()
+			for i, p := range used.Params() {
+				if j := sameBits(p.T, want[i].T); j >= 0 {
+					t.Fatalf("%s[%d] = %g after Zero, %g fresh", p.Name, j, p.T.Data[j], want[i].T.Data[j])
+				}
+			}
+			used.Zero()
+			for _, p := range used.Params() {
+				for j, v := range p.T.Data {
+					if v != 0 {
+						t.Fatalf("%s[%d] = %g after Zero, want 0", p.Name, j, v)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -10,7 +10,7 @@ import "fmt"
 // out; it then
 //
 //	sets    dx [m, in]   = dlogits · w      (w [out, in])
-//	adds    dlogitsᵀ · x to dw [out, in]    (x [m, in])
+//	adds    dlogitsᵀ · x to dw [out, in]    (x [m, in]; sets dw to it, not reading it, unless addDW)
 //	adds    the column sums of dlogits to db [out] (nil: none), as SumRows would
 //
 // and returns the sum, in row order, of the counted rows' losses. On any number of goroutines
@@ -24,13 +24,13 @@ import "fmt"
 // just after, so that dw's packing reads from cache the block that dx's packing has just read
 // from memory. On several goroutines, each sums its blocks of classes for db just before it
 // adds their rows of dw.
-func SoftmaxCrossEntropyLinearBackward(dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int) float64 {
-	return ceLinearBackwardWith(gemmDefault, gemmThreads(out, in, m), dx, dw, db, logits, labels, k, x, w, m, in, out)
+func SoftmaxCrossEntropyLinearBackward(dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int, addDW bool) float64 {
+	return ceLinearBackwardWith(gemmDefault, gemmThreads(out, in, m), dx, dw, db, logits, labels, k, x, w, m, in, out, addDW)
 }
 
 // ceLinearBackwardWith is SoftmaxCrossEntropyLinearBackward with a given GEMM kernel on up to
 // threads goroutines.
-func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int) float64 {
+func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []float32, labels []int, k float32, x, w []float32, m, in, out int, addDW bool) float64 {
 	if m <= 0 || in <= 0 || out <= 0 {
 		panic(fmt.Sprintf("tensor.SoftmaxCrossEntropyLinearBackward: size m=%d in=%d out=%d", m, in, out))
 	}
@@ -47,10 +47,14 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 		acc = make([]float64, out)
 	}
 	px := packB(kern, x, false, in, m) // x is the B operand of every block of dw's product
-	// dwBlock adds the rows [p0, p0+kb) of dlogitsᵀ · x to dw: those of Gemm(true, false, out,
-	// in, m, …), the same sums.
+	// dwBlock adds the rows [p0, p0+kb) of dlogitsᵀ · x to dw (or sets them): those of
+	// Gemm(true, false, out, in, m, …), the same sums.
+	dwBeta := float32(0)
+	if addDW {
+		dwBeta = 1
+	}
 	dwBlock := func(p0, kb int) {
-		gemmSerial(kern, true, false, kb, in, m, 1, logits[p0:], out, nil, 0, px, 0, 1, dw[p0*in:], in, epilogue{})
+		gemmSerial(kern, true, false, kb, in, m, 1, logits[p0:], out, nil, 0, px, 0, dwBeta, dw[p0*in:], in, epilogue{})
 	}
 	var sum float64
 	if threads < 2 {

@@ -59,20 +59,30 @@ func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 					gemmWith(kern, 1, true, false, out, in, m, 1, dl, out, x, in, 1, wantDW, in)
 					gemmWith(kern, 1, false, false, m, in, out, 1, dl, out, w, in, 0, wantDX, in)
 
-					gotLogits := slices.Clone(logits)
-					gotDW, gotDB := slices.Clone(dw0), slices.Clone(db0)
-					gotDX := randSlice(rng, m*in, 1) // set, not added to
-					gotLoss := ceLinearBackwardWith(kern, threads, gotDX, gotDW, gotDB, gotLogits, labels, k, x, w, m, in, out)
+					// dw set rather than added to: the product alone, whatever dw held.
+					wantSetDW := make([]float32, out*in)
+					gemmWith(kern, 1, true, false, out, in, m, 1, dl, out, x, in, 0, wantSetDW, in)
 
-					if math.Float64bits(gotLoss) != math.Float64bits(wantLoss) {
-						t.Errorf("loss sum %v, want %v", gotLoss, wantLoss)
-					}
-					for _, c := range []struct {
-						name      string
-						got, want []float32
-					}{{"dx", gotDX, wantDX}, {"dw", gotDW, wantDW}, {"db", gotDB, wantDB}, {"dlogits", gotLogits, dl}} {
-						if i := firstBitDiff(c.got, c.want); i >= 0 {
-							t.Errorf("%s[%d] = %v, want %v bit for bit", c.name, i, c.got[i], c.want[i])
+					for _, addDW := range []bool{true, false} {
+						gotLogits := slices.Clone(logits)
+						gotDW, gotDB := slices.Clone(dw0), slices.Clone(db0)
+						wantDW := wantDW
+						if !addDW {
+							gotDW, wantDW = randSlice(rng, out*in, 1), wantSetDW
+						}
+						gotDX := randSlice(rng, m*in, 1) // set, not added to
+						gotLoss := ceLinearBackwardWith(kern, threads, gotDX, gotDW, gotDB, gotLogits, labels, k, x, w, m, in, out, addDW)
+
+						if math.Float64bits(gotLoss) != math.Float64bits(wantLoss) {
+							t.Errorf("addDW %v: loss sum %v, want %v", addDW, gotLoss, wantLoss)
+						}
+						for _, c := range []struct {
+							name      string
+							got, want []float32
+						}{{"dx", gotDX, wantDX}, {"dw", gotDW, wantDW}, {"db", gotDB, wantDB}, {"dlogits", gotLogits, dl}} {
+							if i := firstBitDiff(c.got, c.want); i >= 0 {
+								t.Errorf("addDW %v: %s[%d] = %v, want %v bit for bit", addDW, c.name, i, c.got[i], c.want[i])
+							}
 						}
 					}
 				})
@@ -92,8 +102,8 @@ func TestSoftmaxCrossEntropyLinearBackwardNilBias(t *testing.T) {
 	}
 	dx1, dw1, db1 := make([]float32, m*in), make([]float32, out*in), make([]float32, out)
 	dx2, dw2 := make([]float32, m*in), make([]float32, out*in)
-	l1 := SoftmaxCrossEntropyLinearBackward(dx1, dw1, db1, slices.Clone(logits), labels, 1, x, w, m, in, out)
-	l2 := SoftmaxCrossEntropyLinearBackward(dx2, dw2, nil, logits, labels, 1, x, w, m, in, out)
+	l1 := SoftmaxCrossEntropyLinearBackward(dx1, dw1, db1, slices.Clone(logits), labels, 1, x, w, m, in, out, true)
+	l2 := SoftmaxCrossEntropyLinearBackward(dx2, dw2, nil, logits, labels, 1, x, w, m, in, out, true)
 	if l1 != l2 || firstBitDiff(dx1, dx2) >= 0 || firstBitDiff(dw1, dw2) >= 0 {
 		t.Errorf("without db: loss %v vs %v, or the products differ", l2, l1)
 	}
