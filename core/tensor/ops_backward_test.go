@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -429,6 +430,37 @@ func TestSoftmaxCrossEntropyBackward(t *testing.T) {
 		}
 		if err := closeTo(f64s(alias), f64s(dx), 0, 0); err != nil {
 			t.Errorf("n %d: dx aliasing x: %v", n, err)
+		}
+	}
+}
+
+// TestLayerNormBackwardRowPairs: the two-row loop of layerNormBackwardRows gives, bit for bit,
+// the dx, dgamma and dbeta of the one-row loop run row after row, for even and odd row counts.
+func TestLayerNormBackwardRowPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, rows := range []int{1, 2, 3, 4, 7} {
+		for _, n := range []int{1, 5, 128} {
+			x, dy, gamma := randSlice(rng, rows*n, 2), randSlice(rng, rows*n, 1), randSlice(rng, n, 1)
+			mean, rstd := randSlice(rng, rows, 0.5), randSlice(rng, rows, 1)
+			for i := range rstd {
+				rstd[i] = 1 + rstd[i]*rstd[i]
+			}
+			dg0, db0 := randSlice(rng, n, 1), randSlice(rng, n, 1)
+			wantDx, wantDg, wantDb := make([]float32, rows*n), slices.Clone(dg0), slices.Clone(db0)
+			for i := range rows {
+				r := i * n
+				layerNormBackwardRow(wantDx[r:r+n], wantDg, wantDb, dy[r:r+n], x[r:r+n], gamma, mean[i], rstd[i])
+			}
+			gotDx, gotDg, gotDb := make([]float32, rows*n), slices.Clone(dg0), slices.Clone(db0)
+			layerNormBackwardRows(gotDx, gotDg, gotDb, dy, x, gamma, mean, rstd, n)
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"dx", gotDx, wantDx}, {"dgamma", gotDg, wantDg}, {"dbeta", gotDb, wantDb}} {
+				if i := firstBitDiff(c.got, c.want); i >= 0 {
+					t.Errorf("%d rows of %d: %s[%d] = %v, want %v", rows, n, c.name, i, c.got[i], c.want[i])
+				}
+			}
 		}
 	}
 }
