@@ -87,10 +87,20 @@ func (g *Grads) Zero() {
 	dec := g.decoder()
 	for _, p := range g.g.Params() {
 		if p.T != dec {
-			p.T.Zero()
+			clearParallel(p.T.Data)
 		}
 	}
 	g.decZero = dec != nil
+}
+
+// clearParallel sets d to zeros, split over the processors when it is large (BERT-Base's
+// gradients: 9 ms a step on one thread).
+func clearParallel(d []float32) {
+	if len(d) < 1<<16 {
+		clear(d)
+		return
+	}
+	tensor.ParallelFor(len(d), func(lo, hi int) { clear(d[lo:hi]) })
 }
 
 // decoder is the MLM decoder's gradient tensor (the word embeddings' when tied), nil without
@@ -105,7 +115,7 @@ func (g *Grads) decoder() *tensor.Tensor {
 // settle clears the decoder's gradient if Zero only marked it zero.
 func (g *Grads) settle() {
 	if g.decZero {
-		g.g.MLM.Decoder.Zero()
+		clearParallel(g.g.MLM.Decoder.Data)
 		g.decZero = false
 	}
 }

@@ -25,6 +25,24 @@ func ParallelFor(n int, fn func(lo, hi int)) {
 	parallelChunks(n, (n+workers-1)/workers, fn)
 }
 
+// ParallelEach runs fn(i) for every i in [0, n) on up to GOMAXPROCS goroutines, each taking
+// the next index as it finishes one (so that items of unequal cost share out: put the
+// costliest first), and returns when all are done. With one processor it runs them in order
+// on the calling goroutine.
+func ParallelEach(n int, fn func(i int)) {
+	if runtime.GOMAXPROCS(0) <= 1 || n <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	parallelChunks(n, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			fn(i)
+		}
+	})
+}
+
 // parJob is one parallelChunks call: fn over [0, n) in chunks of chunk, the chunk of index i
 // being [i·chunk, min((i+1)·chunk, n)). The caller and the helpers it hands the job to claim
 // chunk indices from next until none is left.

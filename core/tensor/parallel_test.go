@@ -42,6 +42,23 @@ func TestParallelFor(t *testing.T) {
 	}
 }
 
+// ParallelEach runs every index exactly once, on any number of processors.
+func TestParallelEach(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 2, 7, 100} {
+			hits := make([]atomic.Int32, n)
+			ParallelEach(n, func(i int) { hits[i].Add(1) })
+			for i := range hits {
+				if h := hits[i].Load(); h != 1 {
+					t.Fatalf("procs %d n %d: index %d run %d times", procs, n, i, h)
+				}
+			}
+		}
+	}
+}
+
 // A ParallelFor made from inside another one's chunk, and ParallelFor calls made by several
 // goroutines at once, each cover their indices exactly once: only one call at a time hands
 // out work to the helpers, the others run their chunks themselves (and cannot deadlock).

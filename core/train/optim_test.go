@@ -206,3 +206,38 @@ func TestClipCoef(t *testing.T) {
 		}
 	}
 }
+
+// TestGradNormSameOnAnyThreads: the norm of gradients of unequal sizes, their sums of squares
+// taken on several goroutines, is bit for bit the one-goroutine sum in the gradients' order,
+// and that is the norm computed by hand for a small case.
+func TestGradNormSameOnAnyThreads(t *testing.T) {
+	sizes := []int{3, 70000, 1, 513, 200000, 64, 9}
+	var grads []bert.Param
+	for k, n := range sizes {
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = float32(math.Sin(float64(i*(k+3)))) * float32(k+1)
+		}
+		grads = append(grads, bert.Param{Name: fmt.Sprint(k), T: &tensor.Tensor{Shape: []int{n}, Data: d}})
+	}
+	var ss float64
+	for _, g := range grads {
+		ss += tensor.SumSquares(g.T.Data)
+	}
+	want := math.Sqrt(ss)
+	for _, procs := range []int{1, 2, 3} {
+		prev := runtime.GOMAXPROCS(procs)
+		got := GradNorm(grads)
+		runtime.GOMAXPROCS(prev)
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("%d threads: norm %v, want %v (the sums added in order)", procs, got, want)
+		}
+	}
+	small := []bert.Param{
+		{Name: "a", T: &tensor.Tensor{Shape: []int{2}, Data: []float32{3, 0}}},
+		{Name: "b", T: &tensor.Tensor{Shape: []int{1}, Data: []float32{4}}},
+	}
+	if n := GradNorm(small); n != 5 {
+		t.Errorf("norm of (3, 0, 4) = %v, want 5", n)
+	}
+}
