@@ -103,6 +103,10 @@ type gemmKernel struct {
 	// (len(r1) == len(r0), len(dst) == 2·len(r0)): gemmPackA's loop for a sliver of two rows
 	// with alpha 1, where the kernel's build has a faster one (wasm SIMD: gemmPackRows2Asm).
 	packRows2 func(dst, r0, r1 []float32)
+	// fnA, when not nil, is fn with A read where it lies instead of from a packed sliver: A
+	// untransposed, row i of the tile at a[i*lda:] (kc values), the same bits as fn. gemmSerial
+	// then does not pack A (alpha 1) for the tiles with all mr rows.
+	fnA func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32)
 	// packRows, when not nil, is a fast gemmPackRowsGo (the full slivers of an untransposed
 	// B) where the kernel's machine has one.
 	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
@@ -339,8 +343,21 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 			last := pc+kb == k
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
-				gemmPackA(kern, buf.a, transA, a, lda, ic, pc, mb, kb, alpha)
-				gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+				if kern.fnA != nil && !transA && alpha == 1 {
+					// A's rows read where they lie: only a last group of fewer than mr rows
+					// is packed (its sliver padded with zeros).
+					full := mb / mr * mr
+					if full > 0 {
+						gemmMacroA(kern, kb, full, nb, a[ic*lda+pc:], lda, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+					}
+					if full < mb {
+						gemmPackA(kern, buf.a, transA, a, lda, ic+full, pc, mb-full, kb, alpha)
+						gemmMacro(kern, kb, mb-full, nb, buf.a, pbs, buf.tile, c[(ic+full)*ldc+jc:], ldc, bet)
+					}
+				} else {
+					gemmPackA(kern, buf.a, transA, a, lda, ic, pc, mb, kb, alpha)
+					gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+				}
 				if last {
 					ep.apply(c[ic*ldc:], ldc, mb, jc, jc+nb)
 				}
@@ -380,6 +397,36 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 				fn(kb, as, bs, tile, nr, 0)
 			}
 			for ii := 0; ii < mrr; ii++ {
+				dst := c[(i+ii)*ldc+j:][:nrr]
+				src := tile[ii*nr:][:nrr]
+				if beta == 0 {
+					copy(dst, src)
+					continue
+				}
+				for jj, v := range src {
+					dst[jj] = v + beta*dst[jj]
+				}
+			}
+		}
+	}
+}
+
+// gemmMacroA is gemmMacro with kern.fnA reading A's mb×kb block where it lies (a[i*lda+p],
+// mb a multiple of mr) instead of from a packed block.
+func gemmMacroA(kern *gemmKernel, kb, mb, nb int, a []float32, lda int, pb, tile, c []float32, ldc int, beta float32) {
+	mr, nr := kern.mr, kern.nr
+	fnA := kern.fnA
+	for j := 0; j < nb; j += nr {
+		bs := pb[j*kb : (j+nr)*kb]
+		nrr := min(nr, nb-j)
+		for i := 0; i < mb; i += mr {
+			as := a[i*lda:]
+			if nrr == nr {
+				fnA(kb, as, lda, bs, c[i*ldc+j:], ldc, beta)
+				continue
+			}
+			fnA(kb, as, lda, bs, tile, nr, 0)
+			for ii := 0; ii < mr; ii++ {
 				dst := c[(i+ii)*ldc+j:][:nrr]
 				src := tile[ii*nr:][:nrr]
 				if beta == 0 {

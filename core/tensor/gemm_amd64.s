@@ -508,3 +508,121 @@ rows8s:
 rows8done:
 	VZEROUPPER
 	RET
+
+// ---- AVX-512, A read in place: gemmKernel8x32AVX512 with A's eight rows read where they lie
+// ---- (row i at a + i·lda) instead of from a packed sliver. Rows 0-3 from SI, rows 4-7 from
+// ---- R13 (SI + 4·lda), with R11 = lda and R12 = 3·lda in bytes; the same products in the same
+// ---- order as the packed kernel, so the same bits.
+
+#define ROWA512(addr, za, acc0, acc1) \
+	VBROADCASTSS addr, za; \
+	VFMADD231PS  Z16, za, acc0; \
+	VFMADD231PS  Z17, za, acc1
+
+// STEPA512 is one depth step: A's column at ao bytes into each row, the B row at bo(DI).
+#define STEPA512(ao, bo) \
+	VMOVUPS (bo)(DI), Z16; \
+	VMOVUPS (bo+64)(DI), Z17; \
+	ROWA512(ao(SI), Z18, Z0, Z1); \
+	ROWA512(ao(SI)(R11*1), Z19, Z2, Z3); \
+	ROWA512(ao(SI)(R11*2), Z20, Z4, Z5); \
+	ROWA512(ao(SI)(R12*1), Z21, Z6, Z7); \
+	ROWA512(ao(R13), Z22, Z8, Z9); \
+	ROWA512(ao(R13)(R11*1), Z23, Z10, Z11); \
+	ROWA512(ao(R13)(R11*2), Z24, Z12, Z13); \
+	ROWA512(ao(R13)(R12*1), Z25, Z14, Z15)
+
+// func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+TEXT ·gemmKernel8x32AVX512A(SB), NOSPLIT, $0-52
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), BX
+	SHLQ $2, BX
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (SI)(R11*4), R13
+
+	MOVQ DX, R8
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+	PREFETCHROW512
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+	MOVQ CX, AX
+	SHRQ $2, AX
+	JZ   tailA512
+
+loopA512:
+	STEPA512(0, 0)
+	STEPA512(4, 128)
+	STEPA512(8, 256)
+	STEPA512(12, 384)
+	ADDQ $16, SI
+	ADDQ $16, R13
+	ADDQ $512, DI
+	DECQ AX
+	JNZ  loopA512
+
+tailA512:
+	ANDQ $3, CX
+	JZ   storeA512
+
+loopA512x1:
+	STEPA512(0, 0)
+	ADDQ $4, SI
+	ADDQ $4, R13
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loopA512x1
+
+storeA512:
+	MOVL  beta+48(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ    storeA512beta0
+	VBROADCASTSS beta+48(FP), Z26
+	STOREBETA512(Z0, Z1)
+	STOREBETA512(Z2, Z3)
+	STOREBETA512(Z4, Z5)
+	STOREBETA512(Z6, Z7)
+	STOREBETA512(Z8, Z9)
+	STOREBETA512(Z10, Z11)
+	STOREBETA512(Z12, Z13)
+	STOREBETA512(Z14, Z15)
+	VZEROUPPER
+	RET
+
+storeA512beta0:
+	STORE512(Z0, Z1)
+	STORE512(Z2, Z3)
+	STORE512(Z4, Z5)
+	STORE512(Z6, Z7)
+	STORE512(Z8, Z9)
+	STORE512(Z10, Z11)
+	STORE512(Z12, Z13)
+	STORE512(Z14, Z15)
+	VZEROUPPER
+	RET

@@ -674,3 +674,52 @@ func TestGemmSplitSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmKernelA: a kernel that reads A in place (fnA) gives, bit for bit, the products of
+// the same kernel reading packed slivers, on shapes whose rows end in a partial group, whose
+// columns end in a partial sliver and whose depth crosses blocks (the kernel's blocking and a
+// tiny one), for every alpha, beta and transposition (transposed A and alpha ≠ 1 still pack).
+func TestGemmKernelA(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var tested int
+	for _, kern := range gemmKernels() {
+		if kern.fnA == nil {
+			continue
+		}
+		tiny := *kern
+		tiny.name += "/tiny"
+		tiny.kc, tiny.mc, tiny.nc = 5, 2*kern.mr, 3*kern.nr
+		for _, k := range []*gemmKernel{kern, &tiny} {
+			packed := *k
+			packed.fnA = nil
+			for _, sh := range []struct{ m, n, k int }{{8, 32, 1}, {9, 33, 7}, {17, 70, 300}, {130, 65, 40}, {3, 100, 20}} {
+				for _, transA := range []bool{false, true} {
+					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {1, 0.5}, {0.5, 0}} {
+						alpha, beta := ab[0], ab[1]
+						lda := sh.k + 3
+						if transA {
+							lda = sh.m + 3
+						}
+						rows := sh.m
+						if transA {
+							rows = sh.k
+						}
+						a := randSlice(rng, rows*lda, 1)
+						b := randSlice(rng, sh.k*sh.n, 1)
+						c0 := randSlice(rng, sh.m*(sh.n+2), 1)
+						want, got := slices.Clone(c0), slices.Clone(c0)
+						gemmWith(&packed, 1, transA, false, sh.m, sh.n, sh.k, alpha, a, lda, b, sh.n, beta, want, sh.n+2)
+						gemmWith(k, 1, transA, false, sh.m, sh.n, sh.k, alpha, a, lda, b, sh.n, beta, got, sh.n+2)
+						if i := firstBitDiff(got, want); i >= 0 {
+							t.Errorf("%s %+v transA %v alpha %v beta %v: c[%d] = %v, want %v", k.name, sh, transA, alpha, beta, i, got[i], want[i])
+						}
+						tested++
+					}
+				}
+			}
+		}
+	}
+	if tested == 0 {
+		t.Skip("no kernel of this CPU reads A in place")
+	}
+}
