@@ -106,6 +106,11 @@ func gemmPackRowsAVX(dst, src []float32, ldb, kb, nsl, nr int) {
 //go:noescape
 func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 
+// gemmKernel6x16AVX2A is gemmKernel8x32AVX512A for gemmKernel6x16AVX2's 6×16 tile.
+//
+//go:noescape
+func gemmKernel6x16AVX2A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
 // gemmAsmKernelA wraps an assembly kernel that reads A in place, with the bounds checks it
 // lacks.
 func gemmAsmKernelA(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
@@ -138,7 +143,8 @@ var (
 		fnA: gemmAsmKernelA(8, 32, gemmKernel8x32AVX512A)}
 	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
 		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8,
-		row1: gemmAsmRow1(6, 16, gemmRow1x16AVX2), packRows: gemmPackRowsAVX}
+		row1: gemmAsmRow1(6, 16, gemmRow1x16AVX2), packRows: gemmPackRowsAVX,
+		fnA: gemmAsmKernelA(6, 16, gemmKernel6x16AVX2A)}
 )
 
 // gemmKernels lists the micro-kernels this CPU can run, fastest first; the pure-Go kernel is

@@ -626,3 +626,98 @@ storeA512beta0:
 	STORE512(Z14, Z15)
 	VZEROUPPER
 	RET
+
+// ---- AVX2+FMA, A read in place: gemmKernel6x16AVX2 with A's six rows read where they lie,
+// ---- rows 0-3 from SI, rows 4-5 from R13 (SI + 4·lda), R11 = lda, R12 = 3·lda in bytes.
+
+#define ROWA256(addr, ya, acc0, acc1) \
+	VBROADCASTSS addr, ya; \
+	VFMADD231PS  Y12, ya, acc0; \
+	VFMADD231PS  Y13, ya, acc1
+
+#define STEPA256(ao, bo) \
+	VMOVUPS (bo)(DI), Y12; \
+	VMOVUPS (bo+32)(DI), Y13; \
+	ROWA256(ao(SI), Y14, Y0, Y1); \
+	ROWA256(ao(SI)(R11*1), Y15, Y2, Y3); \
+	ROWA256(ao(SI)(R11*2), Y14, Y4, Y5); \
+	ROWA256(ao(SI)(R12*1), Y15, Y6, Y7); \
+	ROWA256(ao(R13), Y14, Y8, Y9); \
+	ROWA256(ao(R13)(R11*1), Y15, Y10, Y11)
+
+// func gemmKernel6x16AVX2A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+TEXT ·gemmKernel6x16AVX2A(SB), NOSPLIT, $0-52
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), BX
+	SHLQ $2, BX
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (SI)(R11*4), R13
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ CX, AX
+	SHRQ $2, AX
+	JZ   tailA256
+
+loopA256:
+	STEPA256(0, 0)
+	STEPA256(4, 64)
+	STEPA256(8, 128)
+	STEPA256(12, 192)
+	ADDQ $16, SI
+	ADDQ $16, R13
+	ADDQ $256, DI
+	DECQ AX
+	JNZ  loopA256
+
+tailA256:
+	ANDQ $3, CX
+	JZ   storeA256
+
+loopA256x1:
+	STEPA256(0, 0)
+	ADDQ $4, SI
+	ADDQ $4, R13
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loopA256x1
+
+storeA256:
+	MOVL  beta+48(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ    storeA256beta0
+	VBROADCASTSS beta+48(FP), Y14
+	STOREBETA256(Y0, Y1)
+	STOREBETA256(Y2, Y3)
+	STOREBETA256(Y4, Y5)
+	STOREBETA256(Y6, Y7)
+	STOREBETA256(Y8, Y9)
+	STOREBETA256(Y10, Y11)
+	VZEROUPPER
+	RET
+
+storeA256beta0:
+	STORE256(Y0, Y1)
+	STORE256(Y2, Y3)
+	STORE256(Y4, Y5)
+	STORE256(Y6, Y7)
+	STORE256(Y8, Y9)
+	STORE256(Y10, Y11)
+	VZEROUPPER
+	RET
