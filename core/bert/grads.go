@@ -80,9 +80,8 @@ func (g *Grads) Params() []Param {
 //
 // The MLM decoder's gradient (the word embeddings' when tied: 15.6 MB of BERT-Tiny's 17.6) is
 // only marked zero: ForwardBackward's masked-LM head then sets it where it would add to it,
-// which spares clearing it and reading it back from memory (about a tenth of a Tiny step's
-// time). Every other reader clears it first: Params, and the check that each backward pass
-// starts with.
+// which spares clearing it and reading it back from memory each step. Every other reader
+// clears it first: Params, and the check that each backward pass starts with.
 func (g *Grads) Zero() {
 	dec := g.decoder()
 	for _, p := range g.g.Params() {

@@ -12,7 +12,8 @@ import (
 // sequence it replaces (SoftmaxCrossEntropyBackward on each row, the column sums, then the
 // two products on one goroutine) with every kernel of this CPU, and with blockings so small
 // that the odd shapes below cross many depth, row and column blocks; rows left out get no
-// gradient, the logits become dlogits, and dw and db are added to; on 1, 2 and 3 goroutines.
+// gradient, the logits become dlogits, dw is added to (or set) and db added to; on 1, 2 and 3
+// goroutines.
 func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 	kerns := gemmKernels()
 	for _, kern := range gemmKernels() {

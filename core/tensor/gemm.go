@@ -108,7 +108,7 @@ type gemmKernel struct {
 	// then does not pack A (alpha 1) for the tiles with all mr rows.
 	fnA func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32)
 	// packRows, when not nil, is a fast gemmPackRowsGo (the full slivers of an untransposed
-	// B) where the kernel's machine has one.
+	// B and of a transposed A) where the kernel's machine has one.
 	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
 }
 
@@ -396,17 +396,23 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 			} else {
 				fn(kb, as, bs, tile, nr, 0)
 			}
-			for ii := 0; ii < mrr; ii++ {
-				dst := c[(i+ii)*ldc+j:][:nrr]
-				src := tile[ii*nr:][:nrr]
-				if beta == 0 {
-					copy(dst, src)
-					continue
-				}
-				for jj, v := range src {
-					dst[jj] = v + beta*dst[jj]
-				}
-			}
+			tileOut(c[i*ldc+j:], ldc, tile, nr, mrr, nrr, beta)
+		}
+	}
+}
+
+// tileOut stores the top-left mrr×nrr of an edge tile computed into tile (row stride nr, beta
+// 0) into C: C = tile + beta·C.
+func tileOut(c []float32, ldc int, tile []float32, nr, mrr, nrr int, beta float32) {
+	for ii := 0; ii < mrr; ii++ {
+		dst := c[ii*ldc:][:nrr]
+		src := tile[ii*nr:][:nrr]
+		if beta == 0 {
+			copy(dst, src)
+			continue
+		}
+		for jj, v := range src {
+			dst[jj] = v + beta*dst[jj]
 		}
 	}
 }
@@ -426,17 +432,7 @@ func gemmMacroA(kern *gemmKernel, kb, mb, nb int, a []float32, lda int, pb, tile
 				continue
 			}
 			fnA(kb, as, lda, bs, tile, nr, 0)
-			for ii := 0; ii < mr; ii++ {
-				dst := c[(i+ii)*ldc+j:][:nrr]
-				src := tile[ii*nr:][:nrr]
-				if beta == 0 {
-					copy(dst, src)
-					continue
-				}
-				for jj, v := range src {
-					dst[jj] = v + beta*dst[jj]
-				}
-			}
+			tileOut(c[i*ldc+j:], ldc, tile, nr, mr, nrr, beta)
 		}
 	}
 }
@@ -644,8 +640,9 @@ func gemmPackRowsGo(dst, src []float32, ldb, kb, nsl, nr int) {
 	}
 }
 
-// gemmPackB packs op(B)[p0:p0+kb, j0:j0+nb] into slivers of nr columns: sliver s holds
-// element (p, j) at s*nr*kb + p*nr + j; columns past nb are zero.
+// gemmPackB packs op(B)[p0:p0+kb, j0:j0+nb] into slivers of nr columns (with kern's trans8
+// and packRows where it has them): sliver s holds element (p, j) at s*nr*kb + p*nr + j;
+// columns past nb are zero.
 func gemmPackB(kern *gemmKernel, dst []float32, transB bool, b []float32, ldb, p0, j0, kb, nb, nr int) {
 	if !transB {
 		gemmPackBRows(kern.packRows, dst, b, ldb, p0, j0, kb, nb, nr)

@@ -167,11 +167,28 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 				db[j] += d
 			}
 		}
-		for i := lo; i < hi; i++ {
+		i := lo
+		for ; i+2 <= hi; i += 2 { // two rows at a time, as layerNormBackwardRows
+			ra, rb := i*n, (i+1)*n
+			xa, xb := x[ra:ra+n:ra+n], x[rb:rb+n:rb+n]
+			dya, dyb := dy[ra:ra+n:ra+n], dy[rb:rb+n:rb+n]
+			mua, rsa, mub, rsb := mean[i], rstd[i], mean[i+1], rstd[i+1]
+			var s1a, s2a, s1b, s2b float64
+			for j := range xa {
+				xha, xhb := (xa[j]-mua)*rsa, (xb[j]-mub)*rsb
+				ga, gb := dya[j]*g[j], dyb[j]*g[j]
+				s1a += float64(ga)
+				s2a += float64(ga) * float64(xha)
+				s1b += float64(gb)
+				s2b += float64(gb) * float64(xhb)
+			}
+			layerNormDx(dx[ra:ra+n:ra+n], dya, xa, g, mua, rsa, s1a, s2a)
+			layerNormDx(dx[rb:rb+n:rb+n], dyb, xb, g, mub, rsb, s1b, s2b)
+		}
+		for ; i < hi; i++ {
 			r := i * n
 			xr := x[r : r+n : r+n]
 			dyr := dy[r : r+n : r+n]
-			dxr := dx[r : r+n : r+n]
 			mu, rs := mean[i], rstd[i]
 			var s1, s2 float64
 			for j, v := range xr {
@@ -180,7 +197,7 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 				s1 += float64(gj)
 				s2 += float64(gj) * float64(xh)
 			}
-			layerNormDx(dxr, dyr, xr, g, mu, rs, s1, s2)
+			layerNormDx(dx[r:r+n:r+n], dyr, xr, g, mu, rs, s1, s2)
 		}
 	})
 }
@@ -206,10 +223,11 @@ func layerNormBackwardRows(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32
 	db := dbeta[:n:n]
 	rows := len(x) / n
 	i := 0
-	// Two rows at a time: their four sums are independent chains of float64 additions, which
-	// a row's two alone left waiting on each other's latency (BenchmarkLayerNormBackward,
-	// 1024x128 on one core: 292-296 µs a row at a time, 212-229 two). dgamma and dbeta still get row a's term
-	// before row b's, so every sum is the one-row loop's, bit for bit.
+	// Two rows at a time: their four sums are independent chains of float64 additions, where
+	// one row's two left the core waiting on their latency (BenchmarkLayerNormBackward,
+	// 1024x128 on one core: 292-296 µs a row at a time, 212-229 two at a time). dgamma and
+	// dbeta still get row a's term before row b's, so every sum is the one-row loop's, bit for
+	// bit.
 	for ; i+2 <= rows; i += 2 {
 		ra, rb := i*n, (i+1)*n
 		xa, xb := x[ra:ra+n:ra+n], x[rb:rb+n:rb+n]
