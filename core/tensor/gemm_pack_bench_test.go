@@ -29,7 +29,7 @@ func BenchmarkPackBRows(b *testing.B) {
 				blk := 0
 				for b.Loop() {
 					p0 := (blk * kb) % (rows - kb)
-					gemmPackBRows(pk.rows, dst, src, ldb, p0, 0, kb, nbw, 32)
+					gemmPackBRows(pk.rows, dst, src, ldb, p0, 0, kb, nbw, gemmDefault.nr)
 					blk++
 				}
 				b.SetBytes(int64(4 * kb * nbw))

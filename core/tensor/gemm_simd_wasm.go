@@ -184,10 +184,31 @@ func gemmRow1SIMD2x16(kc int, a, b, c []float32) {
 	c03.Store(r[12:16])
 }
 
+// packRowsSIMD is gemmPackRowsGo with 128-bit moves for runs of 16 floats (the SIMD kernel's B
+// slivers): four v128 loads and stores where gemmPackRowsGo moves sixteen floats one by one.
+// Other runs are gemmPackRowsGo's.
+func packRowsSIMD(dst, src []float32, ldb, kb, nsl, nr int) {
+	if nr != 16 {
+		gemmPackRowsGo(dst, src, ldb, kb, nsl, nr)
+		return
+	}
+	full := nsl * 16
+	for p := 0; p < kb; p++ {
+		r := src[p*ldb:][:full:full]
+		for js := 0; js < full; js += 16 {
+			o, s := dst[js*kb+p*16:][:16:16], r[js:][:16:16]
+			simd.LoadFloat32s(s[0:4]).Store(o[0:4])
+			simd.LoadFloat32s(s[4:8]).Store(o[4:8])
+			simd.LoadFloat32s(s[8:12]).Store(o[8:12])
+			simd.LoadFloat32s(s[12:16]).Store(o[12:16])
+		}
+	}
+}
+
 // gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
 // and an A sliver stay in L1, the packed A block (128×256) and B panel (256×512) in L2.
 var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16,
-	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16, packRows2: packRows2Asm}
+	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16, packRows2: packRows2Asm, packRows: packRowsSIMD}
 
 // gemmKernels lists the micro-kernels this build can run, fastest first: the SIMD kernel, then
 // its pure-Go twin.
