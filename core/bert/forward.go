@@ -214,6 +214,9 @@ type pass struct {
 	B, S int
 	mask []float32 // HF's extended attention mask: 0 for attended keys, finfo.min for padding. [B, S]
 	act  func([]float32)
+	// actDeriv, when not nil, sets y = act(x) and d = act'(x) (activationWithDerivative): a
+	// training pass keeps d in place of the activation's input.
+	actDeriv func(y, d, x []float32)
 	// mlmAct is the MLM head's activation (Config.MLMAct).
 	mlmAct func([]float32)
 	eps    float32
@@ -255,7 +258,8 @@ func (m *Model) newPass(b Batch, drop dropoutConfig, sc *scratch) (*pass, error)
 	if err != nil {
 		return nil, err
 	}
-	*p = pass{B: b.B, S: b.S, mask: mask, act: act, mlmAct: mlmAct, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
+	*p = pass{B: b.B, S: b.S, mask: mask, act: act, actDeriv: activationWithDerivative(m.Config.HiddenAct),
+		mlmAct: mlmAct, eps: float32(m.Config.LayerNormEps), drop: drop, sc: sc}
 	return p, nil
 }
 
@@ -487,9 +491,11 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 		aj, act := p.activate()
 		*aj = activate{act: p.act, x: inter.Data, width: I}
 		if la != nil {
-			// The activation's backward needs its input: the output goes to a buffer of its own.
+			// The activation's backward needs its input, or its derivative where the
+			// activation gives it at no extra cost (then written over the input): the output
+			// goes to a buffer of its own.
 			inter = p.ar.tensor(B, S, I)
-			aj.x, aj.src = inter.Data, pre.Data
+			aj.x, aj.src, aj.deriv = inter.Data, pre.Data, p.actDeriv
 		}
 		tensor.ParallelFor(rows, act)
 	}
@@ -518,7 +524,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if la != nil {
 		*la = layerActs{LayerTrace: t, x: x, probs: probs, keepP: keepP, ctxRaw: ctxRaw,
 			keep1: keep1, sum1: sum1, mean1: mean1, rstd1: rstd1,
-			pre: pre, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
+			pre: pre, preDeriv: p.actDeriv != nil, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
 	}
 	return out, probs
 }

@@ -143,9 +143,11 @@ func (p *pass) activate() (*activate, func(lo, hi int)) {
 // activate applies an activation in place to rows of x [rows, width], or, with src, sets
 // x = act(src).
 type activate struct {
-	act   func([]float32)
-	x     []float32
-	src   []float32 // if not nil, the activation's input [rows, width]
+	act func([]float32)
+	x   []float32
+	src []float32 // if not nil, the activation's input [rows, width]
+	// deriv, with src, sets x = act(src) and src = act'(src) in one pass, in place of act.
+	deriv func(y, d, x []float32)
 	width int
 }
 
@@ -162,6 +164,10 @@ func (j *activate) rows(lo, hi int) {
 		return
 	}
 	src := j.src[lo*j.width : hi*j.width]
+	if j.deriv != nil {
+		j.deriv(x, src, src) // element-wise: any split gives the same bits
+		return
+	}
 	// Element-wise: any split gives the same bits.
 	for i := 0; i < len(x); i += activateBlock {
 		e := min(i+activateBlock, len(x))

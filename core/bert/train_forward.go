@@ -75,6 +75,7 @@ type layerActs struct {
 	sum1         *tensor.Tensor // dropout(dense(ctx)) + x, the first LayerNorm's input
 	mean1, rstd1 []float32      // its statistics [B*S]
 	pre          *tensor.Tensor // intermediate dense output before the activation: [B, S, I]
+	preDeriv     bool           // pre holds the activation's derivative there instead (activationWithDerivative)
 	keep2        []uint8        // dropout mask of the output dense; nil without dropout
 	sum2         *tensor.Tensor // dropout(dense(inter)) + attnOut, the second LayerNorm's input
 	mean2, rstd2 []float32      // its statistics [B*S]

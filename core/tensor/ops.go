@@ -26,6 +26,18 @@ func addGo(dst, a, b []float32) {
 	}
 }
 
+// Mul sets dst[i] = a[i]·b[i]. dst may alias a or b.
+func Mul(dst, a, b []float32) { mul(dst, a[:len(dst)], b[:len(dst)]) }
+
+// mulGo is the pure-Go twin of mul (Mul).
+func mulGo(dst, a, b []float32) {
+	a = a[:len(dst)]
+	b = b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
+
 // Scale multiplies x by s in place.
 func Scale(x []float32, s float32) { scale(x, s) }
 
@@ -261,6 +273,28 @@ func geluGo(x []float32) {
 	for i, v := range x {
 		phi, _ := normCDF(v)
 		x[i] = v * phi
+	}
+}
+
+// GELUWithDerivative sets y = GELU(x) and d = GELU'(x), one evaluation of Φ for both (d may
+// alias x): y has GELU's bits, and Mul(dx, dy, d) gives GELUBackward(dx, dy, x)'s, so a
+// training step can keep d from its forward pass and skip Φ in its backward.
+func GELUWithDerivative(y, d, x []float32) {
+	geluDeriv(y[:len(x)], d[:len(x)], x)
+}
+
+// geluDerivGo is the pure-Go twin of geluDeriv (GELUWithDerivative): geluGo's y and the
+// factor geluBackwardGo multiplies dy by.
+func geluDerivGo(y, d, x []float32) {
+	const invSqrt2Pi = 0.3989422804014327 // 1/sqrt(2π)
+	y, d = y[:len(x)], d[:len(x)]
+	for i, v := range x {
+		phi, ex := normCDF(v)
+		if ex < 0 {
+			ex = expNeg64(0.5 * float64(v) * float64(v))
+		}
+		y[i] = v * phi
+		d[i] = phi + v*invSqrt2Pi*ex
 	}
 }
 

@@ -47,6 +47,12 @@ func geluAVX512(x *float32, n int)
 func geluBackwardAVX512(dx, dy, x *float32, n int)
 
 //go:noescape
+func geluDerivAVX512(y, d, x *float32, n int)
+
+//go:noescape
+func mulAVX512(dst, a, b *float32, n int)
+
+//go:noescape
 func maxAddAVX512(x, mask *float32, n int) float32
 
 //go:noescape
@@ -80,6 +86,12 @@ func geluAVX2(x *float32, n int)
 
 //go:noescape
 func geluBackwardAVX2(dx, dy, x *float32, n int)
+
+//go:noescape
+func geluDerivAVX2(y, d, x *float32, n int)
+
+//go:noescape
+func mulAVX2(dst, a, b *float32, n int)
 
 //go:noescape
 func maxAddAVX2(x, mask *float32, n int) float32
@@ -152,6 +164,44 @@ func geluBackward(dx, dy, x []float32) {
 		geluBackwardGo(dx[k:], dy[k:], x[k:])
 	default:
 		geluBackwardGo(dx, dy, x)
+	}
+}
+
+// geluDeriv sets y = GELU(x) and d = GELU'(x) (see GELUWithDerivative).
+func geluDeriv(y, d, x []float32) {
+	n := len(x)
+	y, d = y[:n], d[:n]
+	switch {
+	case n == 0:
+	case opsLevel == opsAVX512:
+		geluDerivAVX512(&y[0], &d[0], &x[0], n)
+	case opsLevel == opsAVX2:
+		k := vec8(n)
+		if k > 0 {
+			geluDerivAVX2(&y[0], &d[0], &x[0], k)
+		}
+		geluDerivGo(y[k:], d[k:], x[k:])
+	default:
+		geluDerivGo(y, d, x)
+	}
+}
+
+// mul sets dst[i] = a[i]·b[i] (see Mul).
+func mul(dst, a, b []float32) {
+	switch n := len(dst); {
+	case n == 0:
+	case opsLevel == opsAVX512:
+		a, b = a[:n], b[:n]
+		mulAVX512(&dst[0], &a[0], &b[0], n)
+	case opsLevel == opsAVX2:
+		a, b = a[:n], b[:n]
+		k := vec8(n)
+		if k > 0 {
+			mulAVX2(&dst[0], &a[0], &b[0], k)
+		}
+		mulGo(dst[k:], a[k:], b[k:])
+	default:
+		mulGo(dst, a, b)
 	}
 }
 

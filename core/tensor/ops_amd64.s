@@ -1202,3 +1202,114 @@ add2loop:
 add2done:
 	VZEROUPPER
 	RET
+
+// func geluDerivAVX512(y, d, x *float32, n int)
+// y = GELU(x) as geluAVX512 and d = GELU'(x) as geluBackwardAVX512 multiplies dy by (the same
+// instructions on one NORMCDF); d may be x.
+TEXT ·geluDerivAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ d+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+
+gelumloop:
+	TESTQ CX, CX
+	JLE   gelumdone
+	TAILMASK(gelummask)
+	VMOVUPS.Z   (DX), K7, Z0
+	NORMCDF
+	VMULPS      Z1, Z0, Z4
+	VMULPS.BCST C_INVSQRT2PI, Z0, Z3
+	VMULPS      Z2, Z3, Z3
+	VADDPS      Z3, Z1, Z3
+	VMOVUPS     Z4, K7, (DI)
+	VMOVUPS     Z3, K7, (SI)
+	ADDQ        $64, DI
+	ADDQ        $64, SI
+	ADDQ        $64, DX
+	SUBQ        $16, CX
+	JMP         gelumloop
+
+gelumdone:
+	VZEROUPPER
+	RET
+
+// func geluDerivAVX2(y, d, x *float32, n int)
+// geluDerivAVX512 for n a multiple of 8.
+TEXT ·geluDerivAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ d+8(FP), SI
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   gelum2done
+
+gelum2loop:
+	VMOVUPS      (DX), Y0
+	NORMCDFY
+	VMULPS       Y1, Y0, Y4
+	VBROADCASTSS C_INVSQRT2PI, Y15
+	VMULPS       Y15, Y0, Y3
+	VMULPS       Y2, Y3, Y3
+	VADDPS       Y3, Y1, Y3
+	VMOVUPS      Y4, (DI)
+	VMOVUPS      Y3, (SI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	ADDQ         $32, DX
+	DECQ         CX
+	JNZ          gelum2loop
+
+gelum2done:
+	VZEROUPPER
+	RET
+
+// func mulAVX512(dst, a, b *float32, n int)
+// dst[i] = a[i] * b[i]; dst may be a or b.
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+
+mulloop:
+	TESTQ CX, CX
+	JLE   muldone
+	TAILMASK(mulmask)
+	VMOVUPS.Z (SI), K7, Z0
+	VMOVUPS.Z (DX), K7, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K7, (DI)
+	ADDQ      $64, DI
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	SUBQ      $16, CX
+	JMP       mulloop
+
+muldone:
+	VZEROUPPER
+	RET
+
+// func mulAVX2(dst, a, b *float32, n int)
+// dst[i] = a[i] * b[i] for n a multiple of 8; dst may be a or b.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ   mul2done
+
+mul2loop:
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     mul2loop
+
+mul2done:
+	VZEROUPPER
+	RET

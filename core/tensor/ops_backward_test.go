@@ -464,3 +464,53 @@ func TestLayerNormBackwardRowPairs(t *testing.T) {
 		}
 	}
 }
+
+// checkGELUWithDerivative checks GELUWithDerivative against this build's GELU and
+// GELUBackward bit for bit: y is GELU(x), and Mul(dx, dy, d) is GELUBackward(dx, dy, x), on
+// lengths with every tail, values past erf's and erfc's ranges, ±Inf, NaN, zeros and
+// denormals, with d apart from x and in its place; and Mul against the products.
+func checkGELUWithDerivative(t *testing.T) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(41, 42))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, 1, -1, 1.41, -1.42, 12.8, -12.8, 30, -30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, -3e38, 0.5, -0.5, 5, -5}
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 100, 1001} {
+		x := randSlice(rng, n, 3)
+		for i := range x {
+			if i%3 == 0 {
+				x[i] = special[(i/3)%len(special)]
+			}
+		}
+		dy := randSlice(rng, n, 1)
+		wantY := slices.Clone(x)
+		GELU(wantY)
+		wantDx := make([]float32, n)
+		GELUBackward(wantDx, dy, x)
+		for _, inPlace := range []bool{false, true} {
+			y, d := make([]float32, n), make([]float32, n)
+			if inPlace {
+				d = slices.Clone(x)
+				GELUWithDerivative(y, d, d)
+			} else {
+				GELUWithDerivative(y, d, x)
+			}
+			dx := make([]float32, n)
+			Mul(dx, dy, d)
+			if i := firstBitDiff(y, wantY); i >= 0 {
+				t.Errorf("n %d in place %v: y[%d] = GELU'd %v of x %v, GELU gives %v", n, inPlace, i, y[i], x[i], wantY[i])
+			}
+			if i := firstBitDiff(dx, wantDx); i >= 0 {
+				t.Errorf("n %d in place %v: dy·d [%d] = %v (x %v), GELUBackward %v", n, inPlace, i, dx[i], x[i], wantDx[i])
+			}
+		}
+		got := make([]float32, n)
+		Mul(got, x, dy)
+		for i := range got {
+			if w := x[i] * dy[i]; math.Float32bits(got[i]) != math.Float32bits(w) && !(got[i] != got[i] && w != w) {
+				t.Errorf("Mul n %d: [%d] = %v, want %v", n, i, got[i], w)
+			}
+		}
+	}
+}
+
+func TestGELUWithDerivative(t *testing.T) { checkGELUWithDerivative(t) }

@@ -34,6 +34,12 @@ func scale(x []float32, s float32) { scaleGo(x, s) }
 // geluBackward sets dx = dy·GELU'(x) (see GELUBackward).
 func geluBackward(dx, dy, x []float32) { geluBackwardGo(dx, dy, x) }
 
+// geluDeriv sets y = GELU(x) and d = GELU'(x) (see GELUWithDerivative).
+func geluDeriv(y, d, x []float32) { geluDerivGo(y, d, x) }
+
+// mul sets dst[i] = a[i]·b[i] (see Mul).
+func mul(dst, a, b []float32) { mulGo(dst, a, b) }
+
 // adamw is one AdamW update of w, m and v by g (see AdamW).
 func adamw(w, m, v, g []float32, c *AdamWConsts) { adamwGo(w, m, v, g, c) }
 

@@ -155,6 +155,50 @@ func geluBackward(dx, dy, x []float32) {
 	}
 }
 
+// geluDeriv sets y = GELU(x) and d = GELU'(x) (see GELUWithDerivative) four lanes at a time,
+// from one exponential: Φ as geluPhiExp reads it (geluPhiSIMD's bits, as geluGradSIMD relies
+// on), y = x·Φ as gelu, d as geluGradSIMD; d may alias x. The tail runs the same polynomials.
+func geluDeriv(y, d, x []float32) {
+	n := len(x)
+	y, d = y[:n], d[:n]
+	i := 0
+	for ; i+simdLanes <= n; i += simdLanes {
+		v := simd.LoadFloat32s(x[i : i+simdLanes])
+		yv, dv := geluAndGradSIMD(v)
+		yv.Store(y[i : i+simdLanes])
+		dv.Store(d[i : i+simdLanes])
+	}
+	if i < n {
+		var bx, by [simdLanes]float32
+		copy(bx[:], x[i:])
+		yv, dv := geluAndGradSIMD(simd.LoadFloat32s(bx[:]))
+		yv.Store(by[:])
+		dv.Store(bx[:])
+		copy(y[i:], by[:])
+		copy(d[i:], bx[:])
+	}
+}
+
+// geluAndGradSIMD returns x·Φ(x) (gelu's lanes) and GELU'(x) (geluGradSIMD's) in each lane.
+func geluAndGradSIMD(x simd.Float32s) (y, d simd.Float32s) {
+	const invSqrt2Pi = 0.3989422804014327 // 1/√(2π)
+	z := x.Mul(simd.BroadcastFloat32s(1 / math.Sqrt2))
+	e := expSIMD(z.Mul(z).Neg())
+	phi := geluPhiExp(z, e)
+	return x.Mul(phi), phi.Add(x.Mul(simd.BroadcastFloat32s(invSqrt2Pi)).Mul(e))
+}
+
+// mul sets dst[i] = a[i]·b[i] (see Mul) four lanes at a time; dst may be a or b.
+func mul(dst, a, b []float32) {
+	n := len(dst)
+	a, b = a[:n], b[:n]
+	i := 0
+	for ; i+simdLanes <= n; i += simdLanes {
+		simd.LoadFloat32s(a[i : i+simdLanes]).Mul(simd.LoadFloat32s(b[i : i+simdLanes])).Store(dst[i : i+simdLanes])
+	}
+	mulGo(dst[i:], a[i:], b[i:])
+}
+
 // geluGradSIMD returns GELU'(x) = Φ(x) + x·exp(-x²/2)/√(2π) in each lane (NaN at ±Inf and NaN,
 // as the float64 formula).
 func geluGradSIMD(x simd.Float32s) simd.Float32s {
