@@ -142,7 +142,7 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	tensor.LinearBackward(ws.dg, G.Out.W.Data, G.Out.B.Data, dsum, la.Intermediate.Data, L.Out.W.Data, rows, I, H, 0)
 	tensor.ParallelFor(rows, func(lo, hi int) {
 		r := ws.dg[lo*I : hi*I]
-		if la.preDeriv {
+		if a.pass.actDeriv != nil {
 			tensor.Mul(r, r, la.pre.Data[lo*I:hi*I]) // dy·act'(x), the derivative kept by the forward
 			return
 		}

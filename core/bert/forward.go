@@ -524,7 +524,7 @@ func (m *Model) layer(l int, x *tensor.Tensor, p *pass, lt *LayerTrace, la *laye
 	if la != nil {
 		*la = layerActs{LayerTrace: t, x: x, probs: probs, keepP: keepP, ctxRaw: ctxRaw,
 			keep1: keep1, sum1: sum1, mean1: mean1, rstd1: rstd1,
-			pre: pre, preDeriv: p.actDeriv != nil, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
+			pre: pre, keep2: keep2, sum2: sum2, mean2: mean2, rstd2: rstd2}
 	}
 	return out, probs
 }

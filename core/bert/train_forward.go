@@ -74,8 +74,9 @@ type layerActs struct {
 	keep1        []uint8        // dropout mask of the attention output dense; nil without dropout
 	sum1         *tensor.Tensor // dropout(dense(ctx)) + x, the first LayerNorm's input
 	mean1, rstd1 []float32      // its statistics [B*S]
-	pre          *tensor.Tensor // intermediate dense output before the activation: [B, S, I]
-	preDeriv     bool           // pre holds the activation's derivative there instead (activationWithDerivative)
+	// pre is the intermediate dense output before the activation [B, S, I], or the
+	// activation's derivative there where the pass has actDeriv.
+	pre          *tensor.Tensor
 	keep2        []uint8        // dropout mask of the output dense; nil without dropout
 	sum2         *tensor.Tensor // dropout(dense(inter)) + attnOut, the second LayerNorm's input
 	mean2, rstd2 []float32      // its statistics [B*S]
