@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +53,7 @@ func main() {
 	reps := fs.Int("reps", 5, "repetitions (the median is reported)")
 	dir := fs.String("dir", "", "large: folder for the random BERT-Large")
 	batch := fs.Int("batch", 8, "train: sequences per step (seq 128)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.Parse(args)
 	procs, err := threadCounts(*threads)
 	if err != nil {
@@ -63,6 +65,14 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(procs[0])
+	if *cpuprofile != "" {
+		stop, err := startProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bertbench:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	switch mode {
 	case "gemm", "forward", "train":
 		// Which kernels ran: the CPU decides natively (AVX-512, AVX2 or neither), the build in wasm.
@@ -90,6 +100,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bertbench:", err)
 		os.Exit(1)
 	}
+}
+
+// startProfile starts a CPU profile written to path; the returned function stops and closes it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "bertbench: -cpuprofile:", err)
+		}
+	}, nil
 }
 
 // threadCounts parses -threads: one GOMAXPROCS, or several separated by commas.

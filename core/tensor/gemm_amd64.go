@@ -111,6 +111,29 @@ func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, 
 //go:noescape
 func gemmKernel6x16AVX2A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 
+// gemmKernel8x32AVX512AT is gemmKernel8x32AVX512 with A read where it lies, transposed:
+// element (i, p) of the tile's A at a[p*lda+i], for i < 8, p < kc (depth step p's eight values
+// contiguous, as in a packed sliver). The same products in the same order, so the same bits.
+//
+//go:noescape
+func gemmKernel8x32AVX512AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+// gemmKernel6x16AVX2AT is gemmKernel8x32AVX512AT for gemmKernel6x16AVX2's 6×16 tile.
+//
+//go:noescape
+func gemmKernel6x16AVX2AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+
+// gemmAsmKernelAT wraps an assembly kernel that reads a transposed A in place, with the
+// bounds checks it lacks.
+func gemmAsmKernelAT(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+	return func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+		a = a[:(kc-1)*lda+mr]
+		b = b[:nr*kc]
+		c = c[:(mr-1)*ldc+nr]
+		f(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta)
+	}
+}
+
 // gemmAsmKernelA wraps an assembly kernel that reads A in place, with the bounds checks it
 // lacks.
 func gemmAsmKernelA(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
@@ -140,11 +163,11 @@ var (
 	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 512,
 		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(8, 32, gemmRow1x32AVX512), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(8, 32, gemmKernel8x32AVX512A)}
+		fnA: gemmAsmKernelA(8, 32, gemmKernel8x32AVX512A), fnAT: gemmAsmKernelAT(8, 32, gemmKernel8x32AVX512AT)}
 	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
 		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(6, 16, gemmRow1x16AVX2), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(6, 16, gemmKernel6x16AVX2A)}
+		fnA: gemmAsmKernelA(6, 16, gemmKernel6x16AVX2A), fnAT: gemmAsmKernelAT(6, 16, gemmKernel6x16AVX2AT)}
 )
 
 // gemmKernels lists the micro-kernels this CPU can run, fastest first; the pure-Go kernel is

@@ -688,3 +688,155 @@ storeA256beta0:
 	STORETILE256
 	VZEROUPPER
 	RET
+
+// ---- AVX-512, A read in place, transposed: gemmKernel8x32AVX512 with the tile's A sliver
+// ---- read where it lies in a Aᵀ stored [kc, lda]: depth step p's eight values at a + p·lda,
+// ---- contiguous as a packed sliver's are (the weight gradient dYᵀ·X reads dY so). Steps p,
+// ---- p+1, p+2, p+3 from SI, R9, R10, R13, each moved on by R12 = 4·lda bytes a turn; the same
+// ---- products in the same order as the packed kernel, so the same bits.
+
+#define STEPT512(base, bo) \
+	VMOVUPS (bo)(DI), Z16; \
+	VMOVUPS (bo+64)(DI), Z17; \
+	ROWA512(0(base), Z18, Z0, Z1); \
+	ROWA512(4(base), Z19, Z2, Z3); \
+	ROWA512(8(base), Z20, Z4, Z5); \
+	ROWA512(12(base), Z21, Z6, Z7); \
+	ROWA512(16(base), Z22, Z8, Z9); \
+	ROWA512(20(base), Z23, Z10, Z11); \
+	ROWA512(24(base), Z24, Z12, Z13); \
+	ROWA512(28(base), Z25, Z14, Z15)
+
+// func gemmKernel8x32AVX512AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+TEXT ·gemmKernel8x32AVX512AT(SB), NOSPLIT, $0-52
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), BX
+	SHLQ $2, BX
+	SHLQ $2, R11
+	LEAQ (SI)(R11*1), R9
+	LEAQ (SI)(R11*2), R10
+	LEAQ (R9)(R11*2), R13
+	LEAQ (R11*4), R12
+
+	MOVQ DX, R8
+	PREFETCHTILE512
+
+	ZEROTILE512
+
+	MOVQ CX, AX
+	SHRQ $2, AX
+	JZ   tailT512
+
+loopT512:
+	STEPT512(SI, 0)
+	STEPT512(R9, 128)
+	STEPT512(R10, 256)
+	STEPT512(R13, 384)
+	ADDQ R12, SI
+	ADDQ R12, R9
+	ADDQ R12, R10
+	ADDQ R12, R13
+	ADDQ $512, DI
+	DECQ AX
+	JNZ  loopT512
+
+tailT512:
+	ANDQ $3, CX
+	JZ   storeT512
+
+loopT512x1:
+	STEPT512(SI, 0)
+	ADDQ R11, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loopT512x1
+
+storeT512:
+	MOVL  beta+48(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ    storeT512beta0
+	VBROADCASTSS beta+48(FP), Z26
+	STOREBETATILE512
+	VZEROUPPER
+	RET
+
+storeT512beta0:
+	STORETILE512
+	VZEROUPPER
+	RET
+
+// ---- AVX2+FMA, A read in place, transposed: gemmKernel6x16AVX2 with depth step p's six A
+// ---- values at a + p·lda (as gemmKernel8x32AVX512AT).
+
+#define STEPT256(base, bo) \
+	VMOVUPS (bo)(DI), Y12; \
+	VMOVUPS (bo+32)(DI), Y13; \
+	ROWA256(0(base), Y14, Y0, Y1); \
+	ROWA256(4(base), Y15, Y2, Y3); \
+	ROWA256(8(base), Y14, Y4, Y5); \
+	ROWA256(12(base), Y15, Y6, Y7); \
+	ROWA256(16(base), Y14, Y8, Y9); \
+	ROWA256(20(base), Y15, Y10, Y11)
+
+// func gemmKernel6x16AVX2AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+TEXT ·gemmKernel6x16AVX2AT(SB), NOSPLIT, $0-52
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R11
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), BX
+	SHLQ $2, BX
+	SHLQ $2, R11
+	LEAQ (SI)(R11*1), R9
+	LEAQ (SI)(R11*2), R10
+	LEAQ (R9)(R11*2), R13
+	LEAQ (R11*4), R12
+
+	ZEROTILE256
+
+	MOVQ CX, AX
+	SHRQ $2, AX
+	JZ   tailT256
+
+loopT256:
+	STEPT256(SI, 0)
+	STEPT256(R9, 64)
+	STEPT256(R10, 128)
+	STEPT256(R13, 192)
+	ADDQ R12, SI
+	ADDQ R12, R9
+	ADDQ R12, R10
+	ADDQ R12, R13
+	ADDQ $256, DI
+	DECQ AX
+	JNZ  loopT256
+
+tailT256:
+	ANDQ $3, CX
+	JZ   storeT256
+
+loopT256x1:
+	STEPT256(SI, 0)
+	ADDQ R11, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loopT256x1
+
+storeT256:
+	MOVL  beta+48(FP), AX
+	TESTL $0x7fffffff, AX
+	JZ    storeT256beta0
+	VBROADCASTSS beta+48(FP), Y14
+	STOREBETATILE256
+	VZEROUPPER
+	RET
+
+storeT256beta0:
+	STORETILE256
+	VZEROUPPER
+	RET
