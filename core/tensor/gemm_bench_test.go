@@ -115,25 +115,35 @@ func benchProcs() []int {
 // BenchmarkGemmLinearTrain times the three products of a linear layer in a training step of
 // 1,024 tokens (batch 8 × 128) on one goroutine, for BERT-Mini's (256, 1024) and BERT-Base's
 // (768, 3072) shapes: the forward X·Wᵀ, the input gradient dY·W and the weight gradient
-// dYᵀ·X (added to the gradient, beta 1), in GFLOP/s.
+// dYᵀ·X (added to the gradient, beta 1), in GFLOP/s. Each call takes the next of eight sets of
+// operands (48 MiB and more in all), so that they come from memory, as in a step.
 func BenchmarkGemmLinearTrain(b *testing.B) {
-	const t = 1024
+	const t, sets = 1024, 8
 	for _, s := range []struct{ in, out int }{{256, 256}, {256, 1024}, {1024, 256}, {768, 768}, {768, 3072}, {3072, 768}} {
 		rng := rand.New(rand.NewPCG(1, 2))
-		x, w, dy := randSlice(rng, t*s.in, 0.5), randSlice(rng, s.out*s.in, 0.5), randSlice(rng, t*s.out, 0.5)
-		y, dx, dw := make([]float32, t*s.out), make([]float32, t*s.in), make([]float32, s.out*s.in)
+		var x, w, dy, y, dx, dw [sets][]float32
+		for i := range sets {
+			x[i], w[i], dy[i] = randSlice(rng, t*s.in, 0.5), randSlice(rng, s.out*s.in, 0.5), randSlice(rng, t*s.out, 0.5)
+			y[i], dx[i], dw[i] = make([]float32, t*s.out), make([]float32, t*s.in), make([]float32, s.out*s.in)
+		}
 		for _, c := range []struct {
 			name string
-			f    func()
+			f    func(i int)
 		}{
-			{"fwd", func() { gemmWith(gemmDefault, 1, false, true, t, s.out, s.in, 1, x, s.in, w, s.in, 0, y, s.out) }},
-			{"dX", func() { gemmWith(gemmDefault, 1, false, false, t, s.in, s.out, 1, dy, s.out, w, s.in, 0, dx, s.in) }},
-			{"dW", func() { gemmWith(gemmDefault, 1, true, false, s.out, s.in, t, 1, dy, s.out, x, s.in, 1, dw, s.in) }},
+			{"fwd", func(i int) {
+				gemmWith(gemmDefault, 1, false, true, t, s.out, s.in, 1, x[i], s.in, w[i], s.in, 0, y[i], s.out)
+			}},
+			{"dX", func(i int) {
+				gemmWith(gemmDefault, 1, false, false, t, s.in, s.out, 1, dy[i], s.out, w[i], s.in, 0, dx[i], s.in)
+			}},
+			{"dW", func(i int) {
+				gemmWith(gemmDefault, 1, true, false, s.out, s.in, t, 1, dy[i], s.out, x[i], s.in, 1, dw[i], s.in)
+			}},
 		} {
 			b.Run(fmt.Sprintf("%dx%d/%s", s.in, s.out, c.name), func(b *testing.B) {
-				c.f()
-				for b.Loop() {
-					c.f()
+				c.f(0)
+				for i := 0; b.Loop(); i++ {
+					c.f(i % sets)
 				}
 				b.ReportMetric(2*float64(t*s.in*s.out)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

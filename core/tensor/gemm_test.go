@@ -693,7 +693,7 @@ func TestGemmKernelA(t *testing.T) {
 		for _, k := range []*gemmKernel{kern, &tiny} {
 			packed := *k
 			packed.fnA, packed.fnAT = nil, nil
-			for _, sh := range []struct{ m, n, k int }{{8, 32, 1}, {9, 33, 7}, {17, 70, 300}, {130, 65, 40}, {3, 100, 20}} {
+			for _, sh := range []struct{ m, n, k int }{{8, 32, 1}, {9, 33, 7}, {17, 70, 300}, {130, 65, 40}, {3, 100, 20}, {16, 40, 103}} {
 				for _, transA := range []bool{false, true} {
 					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {1, 0.5}, {0.5, 0}} {
 						alpha, beta := ab[0], ab[1]
