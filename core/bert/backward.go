@@ -268,7 +268,7 @@ func relativeBackward(ds, rel []float32, ws *workspace, base, ld, off, H, S, d i
 
 // applyKeep sets dst to src with a dropout mask applied, as Dropout computed it.
 func applyKeep(dst, src []float32, keep []uint8, p float64) {
-	maskScale(dst, src, keep, float32(1/(1-p)))
+	tensor.MaskScale(dst, src, keep, float32(1/(1-p)))
 }
 
 // embedBackward is the backward of embed: from dh (d embedding output [B, S, H], changed in

@@ -1,7 +1,6 @@
 package bert
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"github.com/bertlab/bertlab/core/tensor"
@@ -30,24 +29,21 @@ func Dropout(x []float32, keep []uint8, p float64, seed, stream uint64) {
 	}
 	rng := dropoutRNG(seed, stream)
 	// Compare 32-bit draws with p·2³²: two decisions from each 64-bit draw, the low half
-	// first. Without branches (a dropped element is a mispredicted branch): a dropped
-	// element's bits are masked to +0. This measured 1.4x faster than an if per element.
+	// first, without branches (a dropped element is a mispredicted branch). Then the mask is
+	// applied in vector code (tensor.MaskScale: a dropped element's bits masked to +0), the
+	// same bits as the product in this loop (BenchmarkDropout, a Mini hidden state: 390 -> 288
+	// µs forward, 102 -> 11 µs backward with the assembly).
 	thr := uint32(p * (1 << 32))
-	scale := float32(1 / (1 - p))
 	n := len(x)
 	i := 0
 	for ; i+2 <= n; i += 2 {
 		r := rng.Uint64()
-		k0, k1 := keepBit(uint32(r), thr), keepBit(uint32(r>>32), thr)
-		keep[i], keep[i+1] = uint8(k0), uint8(k1)
-		x[i] = math.Float32frombits(math.Float32bits(x[i]*scale) & -k0)
-		x[i+1] = math.Float32frombits(math.Float32bits(x[i+1]*scale) & -k1)
+		keep[i], keep[i+1] = uint8(keepBit(uint32(r), thr)), uint8(keepBit(uint32(r>>32), thr))
 	}
 	if i < n {
-		k := keepBit(uint32(rng.Uint64()), thr)
-		keep[i] = uint8(k)
-		x[i] = math.Float32frombits(math.Float32bits(x[i]*scale) & -k)
+		keep[i] = uint8(keepBit(uint32(rng.Uint64()), thr))
 	}
+	tensor.MaskScale(x, x, keep, float32(1/(1-p)))
 }
 
 // keepBit is 1 when the draw r keeps its element (r ≥ thr, thr = p·2³²), else 0.
@@ -83,18 +79,7 @@ const dropoutParallelMin = 1 << 15
 
 // dropoutBackwardRange sets dx[i] = dx[i]·scale where keep[i] is 1, else 0.
 func dropoutBackwardRange(dx []float32, keep []uint8, scale float32) {
-	maskScale(dx, dx, keep, scale)
-}
-
-// maskScale sets dst[i] = src[i]·scale where keep[i] is 1, else +0, as Dropout does: keep[i]
-// must be 0 or 1. Without branches, as Dropout (a dropped element was a mispredicted branch:
-// the loop with an if took 17% of a dropout's share of a training step).
-func maskScale(dst, src []float32, keep []uint8, scale float32) {
-	keep = keep[:len(dst)]
-	src = src[:len(dst)]
-	for i, k := range keep {
-		dst[i] = math.Float32frombits(math.Float32bits(src[i]*scale) & -uint32(k))
-	}
+	tensor.MaskScale(dx, dx, keep, scale)
 }
 
 // HeadDropoutStream is the first dropout stream (see Dropout) that the encoder never uses.

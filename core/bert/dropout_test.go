@@ -125,39 +125,3 @@ func TestTrainingDropoutMasks(t *testing.T) {
 		t.Error("dropout masks depend on GOMAXPROCS")
 	}
 }
-
-// TestMaskScale checks the branchless mask against the rule it replaces (kept: src·scale,
-// dropped: +0), bit for bit, on signed zeros, infinities, NaN and denormals, in place and not.
-func TestMaskScale(t *testing.T) {
-	src := []float32{1, -2.5, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
-		float32(math.NaN()), 1e-40, -3e38, 0.1, 7, -7}
-	for _, tc := range []struct {
-		name  string
-		scale float32
-	}{{"p=0.1", 1 / 0.9}, {"p=0.5", 2}, {"overflow", 10}} {
-		for pattern := 0; pattern < 3; pattern++ {
-			keep := make([]uint8, len(src))
-			for i := range keep {
-				keep[i] = uint8((i + pattern) % 2)
-				if pattern == 2 {
-					keep[i] = 1
-				}
-			}
-			want := make([]float32, len(src))
-			for i := range src {
-				if keep[i] != 0 {
-					want[i] = src[i] * tc.scale
-				}
-			}
-			got := make([]float32, len(src))
-			maskScale(got, src, keep, tc.scale)
-			inPlace := slices.Clone(src)
-			maskScale(inPlace, inPlace, keep, tc.scale)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(inPlace[i]) != math.Float32bits(want[i]) {
-					t.Errorf("%s, pattern %d, [%d] %g kept %d: got %g and %g in place, want %g", tc.name, pattern, i, src[i], keep[i], got[i], inPlace[i], want[i])
-				}
-			}
-		}
-	}
-}

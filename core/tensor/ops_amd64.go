@@ -56,6 +56,12 @@ func mulAVX512(dst, a, b *float32, n int)
 func maxAddAVX512(x, mask *float32, n int) float32
 
 //go:noescape
+func maskScaleAVX512(dst, src *float32, keep *uint8, n int, scale float32)
+
+//go:noescape
+func maskScaleAVX2(dst, src *float32, keep *uint8, n int, scale float32)
+
+//go:noescape
 func expSumAVX512(dst, x, mask *float32, n int, shift float32) float64
 
 //go:noescape
@@ -184,6 +190,26 @@ func geluDeriv(y, d, x []float32) {
 	default:
 		geluDerivGo(y, d, x)
 	}
+}
+
+// maskScale applies a dropout mask (see MaskScale): the assembly on whole vectors (16 or 8
+// elements; it reads keep a vector at a time), Go on the rest.
+func maskScale(dst, src []float32, keep []uint8, scale float32) {
+	n := len(dst)
+	k := 0
+	switch opsLevel {
+	case opsAVX512:
+		k = n &^ 15
+		if k > 0 {
+			maskScaleAVX512(&dst[0], &src[0], &keep[0], k, scale)
+		}
+	case opsAVX2:
+		k = vec8(n)
+		if k > 0 {
+			maskScaleAVX2(&dst[0], &src[0], &keep[0], k, scale)
+		}
+	}
+	maskScaleGo(dst[k:], src[k:n], keep[k:n], scale)
 }
 
 // mul sets dst[i] = a[i]·b[i] (see Mul).

@@ -1355,3 +1355,64 @@ mul2loop:
 mul2done:
 	VZEROUPPER
 	RET
+
+// func maskScaleAVX512(dst, src *float32, keep *uint8, n int, scale float32)
+// dst[i] = src[i]·scale with its bits ANDed with -keep[i] (0 or all ones), as maskScaleGo;
+// n a multiple of 16; dst may be src.
+TEXT ·maskScaleAVX512(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         keep+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS scale+32(FP), Z2
+	VPXORD       Z3, Z3, Z3
+	SHRQ         $4, CX
+	JZ           msdone
+
+msloop:
+	PREFETCHAHEAD(SI)
+	VMOVUPS   (SI), Z0
+	VPMOVZXBD (DX), Z1
+	VPSUBD    Z1, Z3, Z1
+	VMULPS    Z2, Z0, Z0
+	VPANDD    Z1, Z0, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	ADDQ      $16, DX
+	DECQ      CX
+	JNZ       msloop
+
+msdone:
+	VZEROUPPER
+	RET
+
+// func maskScaleAVX2(dst, src *float32, keep *uint8, n int, scale float32)
+// maskScaleAVX512 for n a multiple of 8.
+TEXT ·maskScaleAVX2(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         keep+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS scale+32(FP), Y2
+	VPXOR        Y3, Y3, Y3
+	SHRQ         $3, CX
+	JZ           ms2done
+
+ms2loop:
+	PREFETCHAHEAD(SI)
+	VMOVUPS   (SI), Y0
+	VPMOVZXBD (DX), Y1
+	VPSUBD    Y1, Y3, Y1
+	VMULPS    Y2, Y0, Y0
+	VPAND     Y1, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $8, DX
+	DECQ      CX
+	JNZ       ms2loop
+
+ms2done:
+	VZEROUPPER
+	RET

@@ -302,3 +302,6 @@ func testRowKernelsAsm(t *testing.T) {
 // GELUWithDerivative and Mul on each instruction set: the bits of that set's GELU and
 // GELUBackward (the pure-Go twins take the tails past whole vectors).
 func TestGELUWithDerivativeAsm(t *testing.T) { forEachAsm(t, checkGELUWithDerivative) }
+
+// TestMaskScaleAsm runs TestMaskScale's checks on each instruction set.
+func TestMaskScaleAsm(t *testing.T) { forEachAsm(t, TestMaskScale) }

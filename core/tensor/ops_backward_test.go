@@ -526,3 +526,53 @@ func firstBitDiffNaN(a, b []float32) int {
 	}
 	return -1
 }
+
+// TestMaskScale: MaskScale keeps src[i]·scale (Go's float32 product, bit for bit) where keep[i]
+// is 1 and writes +0 where it is 0, NaN and Inf included, in place and into another slice, on
+// lengths around the vector widths, slices that start off a 64-byte boundary, and scales of
+// dropout 0.1 and 0.5 and one that overflows.
+func TestMaskScale(t *testing.T) {
+	for _, scale := range []float32{1 / 0.9, 2, 10} {
+		checkMaskScale(t, scale)
+	}
+}
+
+func checkMaskScale(t *testing.T, scale float32) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3e38, 1e-45}
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1001} {
+		for _, off := range []int{0, 3} {
+			buf := make([]float32, n+off)
+			for i := range buf {
+				buf[i] = float32(rng.NormFloat64())
+				if i%11 == 5 {
+					buf[i] = specials[i%len(specials)]
+				}
+			}
+			src := buf[off:]
+			keep := make([]uint8, n+off)[off:]
+			for i := range keep {
+				keep[i] = uint8(rng.IntN(2))
+			}
+			want := func(i int) uint32 {
+				if keep[i] == 0 {
+					return 0
+				}
+				return math.Float32bits(src[i] * scale)
+			}
+			dst := make([]float32, n)
+			MaskScale(dst, src, keep, scale)
+			inPlace := append([]float32(nil), src...)
+			MaskScale(inPlace, inPlace, keep, scale)
+			for i := range n {
+				w := want(i)
+				nan := src[i] != src[i] && keep[i] == 1
+				for _, got := range []float32{dst[i], inPlace[i]} {
+					if nan && got == got || !nan && math.Float32bits(got) != w {
+						t.Fatalf("scale %v, n %d off %d: element %d (src %v, keep %d) = %v (bits %#x), want bits %#x", scale, n, off, i, src[i], keep[i], got, math.Float32bits(got), w)
+					}
+				}
+			}
+		}
+	}
+}

@@ -18,3 +18,6 @@ func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd
 	Add(sum, a, b)
 	return layerNormRow(out, sum, g, beta, eps)
 }
+
+// maskScale applies a dropout mask (see MaskScale).
+func maskScale(dst, src []float32, keep []uint8, scale float32) { maskScaleGo(dst, src, keep, scale) }
