@@ -298,35 +298,41 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 		DropoutBackward(dh, ea.keep, a.pass.drop.hidden)
 	}
 	tensor.LayerNormBackward(tmp, g.EmbLN.W.Data, g.EmbLN.B.Data, dh, ea.sum.Data, m.EmbLN.W.Data, ea.mean, ea.rstd, H)
-	add := func(dst, src []float32) { tensor.Add(dst, dst, src) }
 	var posIDs []int // nil: position i mod S
 	if c.Family.Is(FamilyRoBERTa) {
 		posIDs = make([]int, b.B*b.S)
 		c.PositionIDs(posIDs, b.InputIDs, b.S)
 	}
-	for i := 0; i < b.B*b.S; i++ {
-		row := tmp[i*H : (i+1)*H]
-		if id := b.InputIDs[i]; id != c.PadTokenID {
-			add(g.WordEmb.Row(id), row)
-		}
-		if g.TypeEmb != nil {
-			t := 0
-			if b.TokenTypeIDs != nil {
-				t = b.TokenTypeIDs[i]
+	// The rows are added token by token, in order (a word's row sums its tokens' gradients in
+	// the same order on any number of threads); the goroutines split the columns, in runs of
+	// 16 floats.
+	tensor.ParallelFor((H+15)/16, func(lo, hi int) {
+		c0, c1 := lo*16, min(hi*16, H)
+		add := func(dst, src []float32) { tensor.Add(dst[c0:c1], dst[c0:c1], src[c0:c1]) }
+		for i := 0; i < b.B*b.S; i++ {
+			row := tmp[i*H : (i+1)*H]
+			if id := b.InputIDs[i]; id != c.PadTokenID {
+				add(g.WordEmb.Row(id), row)
 			}
-			add(g.TypeEmb.Row(t), row)
-		}
-		if !c.Relative() && g.PosEmb != nil { // relative positions add no position embedding: it gets no gradient
-			pid := i % b.S
-			if posIDs != nil {
-				pid = posIDs[i]
+			if g.TypeEmb != nil {
+				t := 0
+				if b.TokenTypeIDs != nil {
+					t = b.TokenTypeIDs[i]
+				}
+				add(g.TypeEmb.Row(t), row)
 			}
-			// RoBERTa's position embeddings have padding_idx: a pad's row gets no gradient.
-			if posIDs == nil || pid != c.PadTokenID {
-				add(g.PosEmb.Row(pid), row)
+			if !c.Relative() && g.PosEmb != nil { // relative positions add no position embedding: it gets no gradient
+				pid := i % b.S
+				if posIDs != nil {
+					pid = posIDs[i]
+				}
+				// RoBERTa's position embeddings have padding_idx: a pad's row gets no gradient.
+				if posIDs == nil || pid != c.PadTokenID {
+					add(g.PosEmb.Row(pid), row)
+				}
 			}
 		}
-	}
+	})
 }
 
 // actBackward is the backward of a hidden_act: dx = dy · act'(x), given the activation's
