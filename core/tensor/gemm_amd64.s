@@ -590,8 +590,9 @@ TEXT ·gemmKernel8x32AVX512A(SB), NOSPLIT, $0-52
 
 	// Sixteen depth steps a turn (a cache line of each row), with each row's line 256 bytes
 	// ahead asked for: on the first column tile, A comes from memory, and the hardware
-	// prefetchers of the 2-vCPU EPYC VMs do not follow eight rows (a Mini layer's X·Wᵀ and
-	// dY·W from memory, alternating calls: 200-224 -> 234-246 GFLOP/s; Base's unchanged).
+	// prefetchers of the 2-vCPU EPYC VMs do not follow eight rows (X·Wᵀ and dY·W of Mini's
+	// 256x256 and 256x1024 layers from memory, alternating calls: 203-223 -> 236-244 GFLOP/s;
+	// Base's shapes unchanged).
 	// These turns stop 64 steps before the end: past it lie columns of the next depth block,
 	// not wanted until much later. Then four steps a turn, then one.
 	MOVQ CX, AX
