@@ -794,7 +794,7 @@ storeA256beta0:
 	RET
 
 // ---- AVX-512, A read in place, transposed: gemmKernel8x32AVX512 with the tile's A sliver
-// ---- read where it lies in a Aᵀ stored [kc, lda]: depth step p's eight values at a + p·lda,
+// ---- read where it lies in an Aᵀ stored [kc, lda]: depth step p's eight values at a + p·lda,
 // ---- contiguous as a packed sliver's are (the weight gradient dYᵀ·X reads dY so). Steps p,
 // ---- p+1, p+2, p+3 from SI, R9, R10, R13, each moved on by R12 = 4·lda bytes a turn; the same
 // ---- products in the same order as the packed kernel, so the same bits.

@@ -131,8 +131,8 @@ lbl: \
 // PREFETCHAHEAD asks for the cache line PFDIST bytes past reg: the streaming kernels (AdamW,
 // sums of squares) run over arrays far larger than the caches, and on the 2-vCPU EPYC VMs the
 // hardware prefetchers alone fed one stream at 7.6 GB/s. With one line asked for per line
-// read, 512 bytes ahead: SumSquares of 11.2 M floats 5.9 -> 1.25 ms, AdamW on 11.2 M
-// parameters 12.9 -> 6.8 ms. The element-wise kernels of a training step (GELU and its
+// read, 512 bytes ahead: SumSquares of 11.2 M floats 5.9 -> 1.25-1.5 ms, AdamW on 11.2 M
+// parameters 12.9 -> 5.0-6.8 ms. The element-wise kernels of a training step (GELU and its
 // derivative, the products and sums, the logits' maximum, the bias gradients' column sums)
 // ask for their inputs too: a Mini step's forward and backward 160.7 -> 156.8 ms, medians of
 // alternating runs (asking for the output lines as well, with PREFETCHW, gained nothing
