@@ -111,6 +111,11 @@ type gemmKernel struct {
 	// tile's A at a[p*lda:] (mr values), the same bits as fn. gemmSerial then does not pack a
 	// transposed A (alpha 1) for the tiles with all mr rows.
 	fnAT func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32)
+	// colA, when not nil, computes tiles full tiles down one column of C with A read where it
+	// lies (untransposed: tile t's row i at a[(t·mr+i)·lda:]; transposed: depth step p of tile
+	// t at a[p·lda+t·mr:]), fn's bits, in one call (col's counterpart, for wasm). gemmSerial
+	// then does not pack A (alpha 1) for the tiles with all mr rows.
+	colA func(kc, tiles int, a []float32, lda int, transA bool, b, c []float32, ldc int, beta float32)
 	// packRows, when not nil, is a fast gemmPackRowsGo (the full slivers of an untransposed
 	// B and of a transposed A) where the kernel's machine has one.
 	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
@@ -347,23 +352,20 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 			last := pc+kb == k
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
-				fnA, aoff := kern.fnA, ic*lda+pc
+				inPlace, aoff := kern.fnA != nil || kern.colA != nil, ic*lda+pc
 				if transA {
-					fnA, aoff = nil, pc*lda+ic
-					if lda%1024 != 0 {
-						// Depth steps 4 KiB apart (or a multiple) share their cache sets:
-						// the tile's kc lines of A then thrash L1 and L2 between its reuses
-						// (dYᵀ·X of a 1,024- or 3,072-wide layer measured 4-10% slower
-						// read in place than packed).
-						fnA = kern.fnAT
-					}
+					// Depth steps 4 KiB apart (or a multiple) share their cache sets: the
+					// tile's kc lines of A then thrash L1 and L2 between its reuses (dYᵀ·X of
+					// a 1,024- or 3,072-wide layer measured 4-10% slower read in place than
+					// packed).
+					inPlace, aoff = (kern.fnAT != nil || kern.colA != nil) && lda%1024 != 0, pc*lda+ic
 				}
-				if fnA != nil && alpha == 1 {
+				if inPlace && alpha == 1 {
 					// A read where it lies: only a last group of fewer than mr rows is packed
 					// (its sliver padded with zeros).
 					full := mb / mr * mr
 					if full > 0 {
-						gemmMacroA(kern, fnA, transA, kb, full, nb, a[aoff:], lda, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+						gemmMacroA(kern, transA, kb, full, nb, a[aoff:], lda, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
 					}
 					if full < mb {
 						gemmPackA(kern, buf.a, transA, a, lda, ic+full, pc, mb-full, kb, alpha)
@@ -432,14 +434,33 @@ func tileOut(c []float32, ldc int, tile []float32, nr, mrr, nrr int, beta float3
 	}
 }
 
-// gemmMacroA is gemmMacro with fnA (kern.fnA, or kern.fnAT when transA) reading A's mb×kb
-// block where it lies (element (i, p) at a[i*lda+p], or a[p*lda+i] when transA; mb a multiple
-// of mr) instead of from a packed block.
-func gemmMacroA(kern *gemmKernel, fnA func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32), transA bool, kb, mb, nb int, a []float32, lda int, pb, tile, c []float32, ldc int, beta float32) {
+// gemmMacroA is gemmMacro with A's mb×kb block read where it lies (element (i, p) at
+// a[i*lda+p], or a[p*lda+i] when transA; mb a multiple of mr) instead of from a packed block:
+// by kern.colA a column of tiles at a time where the kernel has it, else tile by tile by
+// kern.fnA (kern.fnAT when transA).
+func gemmMacroA(kern *gemmKernel, transA bool, kb, mb, nb int, a []float32, lda int, pb, tile, c []float32, ldc int, beta float32) {
 	mr, nr := kern.mr, kern.nr
 	rowStep := lda // from one tile's A to the next one's
 	if transA {
 		rowStep = 1
+	}
+	if kern.colA != nil {
+		for j := 0; j < nb; j += nr {
+			bs := pb[j*kb : (j+nr)*kb]
+			if nb-j >= nr {
+				kern.colA(kb, mb/mr, a, lda, transA, bs, c[j:], ldc, beta)
+				continue
+			}
+			for i := 0; i < mb; i += mr {
+				kern.colA(kb, 1, a[i*rowStep:], lda, transA, bs, tile, nr, 0)
+				tileOut(c[i*ldc+j:], ldc, tile, nr, mr, nb-j, beta)
+			}
+		}
+		return
+	}
+	fnA := kern.fnA
+	if transA {
+		fnA = kern.fnAT
 	}
 	for j := 0; j < nb; j += nr {
 		bs := pb[j*kb : (j+nr)*kb]

@@ -141,6 +141,44 @@ func gemmDotSIMD2x16(c0, c1 *[16]float32, a, b []float32) {
 //go:noescape
 func gemmCol2x16Asm(a, b, c *float32, kc, tiles, ldc int, beta float32)
 
+// gemmCol2x16StridedAsm is gemmCol2x16Asm with A read where it lies (gemm_simd_wasm.s): depth
+// step p of tile t takes its two values at a + t·atile + p·astep and arow bytes further.
+//
+//go:noescape
+func gemmCol2x16StridedAsm(a, b, c *float32, kc, tiles, ldc int, beta float32, arow, astep, atile int)
+
+// gemmColASIMD2x16 is gemmKernel.colA: tiles full 2×16 tiles down one column of C with A read
+// where it lies, untransposed (tile t's rows 2t and 2t+1 at a[(2t+i)·lda:]) or transposed
+// (depth step p of tile t at a[p·lda+2t:], its two values side by side), bit for bit
+// gemmColSIMD2x16 on the packed slivers. Without gemmWasmAsm (its twin in the tests) each
+// tile's sliver is packed and the Go kernel runs.
+func gemmColASIMD2x16(kc, tiles int, a []float32, lda int, transA bool, b, c []float32, ldc int, beta float32) {
+	if tiles <= 0 || kc <= 0 {
+		return
+	}
+	arow, astep, atile := lda, 1, 2*lda // in floats
+	if transA {
+		arow, astep, atile = 1, lda, 2
+	}
+	a = a[:(tiles-1)*atile+(kc-1)*astep+arow+1]
+	b = b[:16*kc]
+	c = c[:(2*tiles-1)*ldc+16]
+	if !gemmWasmAsm {
+		sl := make([]float32, 2*kc)
+		for t := range tiles {
+			for p := range kc {
+				sl[2*p], sl[2*p+1] = a[t*atile+p*astep], a[t*atile+p*astep+arow]
+			}
+			gemmKernelSIMD2x16(kc, sl, b, c[t*2*ldc:], ldc, beta)
+		}
+		return
+	}
+	if beta == 0 {
+		beta = 0 // -0 as +0: C is not read
+	}
+	gemmCol2x16StridedAsm(&a[0], &b[0], &c[0], kc, tiles, ldc, beta, 4*arow, 4*astep, 4*atile)
+}
+
 // gemmPackRows2Asm interleaves two rows of kb >= 1 floats into dst (gemm_simd_wasm.s).
 //
 //go:noescape
@@ -208,7 +246,8 @@ func packRowsSIMD(dst, src []float32, ldb, kb, nsl, nr int) {
 // gemmSIMD2x16 is the wasm SIMD kernel with its blocking: a B sliver (16×256 floats, 16 KiB)
 // and an A sliver stay in L1, the packed A block (128×256) and B panel (256×512) in L2.
 var gemmSIMD2x16 = &gemmKernel{name: "simd-2x16", mr: 2, nr: 16, kc: 256, mc: 128, nc: 512, fn: gemmKernelSIMD2x16,
-	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16, packRows2: packRows2Asm, packRows: packRowsSIMD}
+	row1: gemmRow1SIMD2x16, col: gemmColSIMD2x16, packRows2: packRows2Asm, packRows: packRowsSIMD,
+	colA: gemmColASIMD2x16}
 
 // gemmKernels lists the micro-kernels this build can run, fastest first: the SIMD kernel, then
 // its pure-Go twin.

@@ -675,16 +675,16 @@ func TestGemmSplitSameBits(t *testing.T) {
 	}
 }
 
-// TestGemmKernelA: the kernels that read A in place (fnA untransposed, fnAT transposed) give,
-// bit for bit, the products of the same kernel reading packed slivers, on shapes whose rows
-// end in a partial group, whose columns end in a partial sliver and whose depth crosses blocks
-// (the kernel's blocking and a tiny one), for every alpha, beta and transposition (alpha ≠ 1
-// still packs).
+// TestGemmKernelA: the kernels that read A in place (fnA untransposed, fnAT transposed, colA
+// both, a column of tiles at a time) give, bit for bit, the products of the same kernel reading
+// packed slivers, on shapes whose rows end in a partial group, whose columns end in a partial
+// sliver and whose depth crosses blocks (the kernel's blocking and a tiny one), for every
+// alpha, beta and transposition (alpha ≠ 1 still packs).
 func TestGemmKernelA(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	var tested int
 	for _, kern := range gemmKernels() {
-		if kern.fnA == nil && kern.fnAT == nil {
+		if kern.fnA == nil && kern.fnAT == nil && kern.colA == nil {
 			continue
 		}
 		tiny := *kern
@@ -692,7 +692,7 @@ func TestGemmKernelA(t *testing.T) {
 		tiny.kc, tiny.mc, tiny.nc = 5, 2*kern.mr, 3*kern.nr
 		for _, k := range []*gemmKernel{kern, &tiny} {
 			packed := *k
-			packed.fnA, packed.fnAT = nil, nil
+			packed.fnA, packed.fnAT, packed.colA = nil, nil, nil
 			for _, sh := range []struct{ m, n, k int }{{8, 32, 1}, {9, 33, 7}, {17, 70, 300}, {130, 65, 40}, {3, 100, 20}, {16, 40, 103}} {
 				for _, transA := range []bool{false, true} {
 					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {1, 0.5}, {0.5, 0}} {

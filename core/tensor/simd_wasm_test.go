@@ -448,6 +448,53 @@ func TestGemmColSIMD2x16(t *testing.T) {
 	}
 }
 
+// TestGemmColASIMD2x16 checks the hand-written column of tiles that reads A in place
+// (gemmCol2x16StridedAsm) against its twin (each tile's sliver packed, then the Go kernel),
+// bit for bit, for A untransposed and transposed, with strides past the tiles' width, depths
+// of one step, odd counts and a whole block, operands at every offset of a 16-byte vector,
+// and C's columns past the tile left as they were (beta 0: C starts as NaN, never read).
+func TestGemmColASIMD2x16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	defer func(on bool) { gemmWasmAsm = on }(gemmWasmAsm)
+	for _, transA := range []bool{false, true} {
+		for _, kc := range []int{1, 2, 5, 256, 257} {
+			for _, tiles := range []int{1, 3} {
+				for off := range simdLanes {
+					for _, beta := range []float32{0, 1, -0.5} {
+						lda := kc + 3 // untransposed: rows of at least kc
+						rows := 2 * tiles
+						if transA {
+							lda, rows = 2*tiles+off+1, kc
+						}
+						a := randSlice(rng, off+rows*lda, 1)[off:]
+						b := randSlice(rng, off+16*kc, 1)[off:]
+						ldc := 16 + 3*(off%2)
+						c := randSlice(rng, 2*tiles*ldc, 1)
+						if beta == 0 {
+							for i := range c {
+								if i%ldc < 16 {
+									c[i] = float32(math.NaN())
+								}
+							}
+						}
+						want, got := append([]float32(nil), c...), append([]float32(nil), c...)
+						gemmWasmAsm = false
+						gemmColASIMD2x16(kc, tiles, a, lda, transA, b, want, ldc, beta)
+						gemmWasmAsm = true
+						gemmColASIMD2x16(kc, tiles, a, lda, transA, b, got, ldc, beta)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("transA %v, kc %d, %d tiles, offset %d, beta %g: c[%d] = %g, the twin gives %g",
+									transA, kc, tiles, off, beta, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGemmKernelSIMD2x16Beta checks the micro-kernel with beta != 0, whose assembly version
 // (gemmCol2x16Asm, one tile) adds beta·C to the sums itself, against the Go version bit for bit.
 func TestGemmKernelSIMD2x16Beta(t *testing.T) {
