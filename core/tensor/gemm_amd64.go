@@ -123,22 +123,15 @@ func gemmKernel8x32AVX512AT(kc int, a *float32, lda int, b, c *float32, ldc int,
 //go:noescape
 func gemmKernel6x16AVX2AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 
-// gemmAsmKernelAT wraps an assembly kernel that reads a transposed A in place, with the
-// bounds checks it lacks.
-func gemmAsmKernelAT(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
-	return func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
-		a = a[:(kc-1)*lda+mr]
-		b = b[:nr*kc]
-		c = c[:(mr-1)*ldc+nr]
-		f(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta)
-	}
-}
-
 // gemmAsmKernelA wraps an assembly kernel that reads A in place, with the bounds checks it
-// lacks.
-func gemmAsmKernelA(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+// lacks: A's tile spans mr rows of kc values (untransposed) or kc rows of mr values (transA).
+func gemmAsmKernelA(mr, nr int, transA bool, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
 	return func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
-		a = a[:(mr-1)*lda+kc]
+		rows, cols := mr, kc
+		if transA {
+			rows, cols = kc, mr
+		}
+		a = a[:(rows-1)*lda+cols]
 		b = b[:nr*kc]
 		c = c[:(mr-1)*ldc+nr]
 		f(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta)
@@ -163,11 +156,11 @@ var (
 	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 512,
 		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(8, 32, gemmRow1x32AVX512), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(8, 32, gemmKernel8x32AVX512A), fnAT: gemmAsmKernelAT(8, 32, gemmKernel8x32AVX512AT)}
+		fnA: gemmAsmKernelA(8, 32, false, gemmKernel8x32AVX512A), fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT)}
 	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
 		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(6, 16, gemmRow1x16AVX2), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(6, 16, gemmKernel6x16AVX2A), fnAT: gemmAsmKernelAT(6, 16, gemmKernel6x16AVX2AT)}
+		fnA: gemmAsmKernelA(6, 16, false, gemmKernel6x16AVX2A), fnAT: gemmAsmKernelA(6, 16, true, gemmKernel6x16AVX2AT)}
 )
 
 // gemmKernels lists the micro-kernels this CPU can run, fastest first; the pure-Go kernel is

@@ -12,6 +12,27 @@
 // The Go assembler's operand order is the reverse of Intel's: VFMADD231PS B, A, ACC is
 // ACC += A*B. Registers: SI walks A, DI walks B, DX is the C row, BX is ldc in bytes.
 
+// ARGSA loads the arguments (kc, a, lda, b, c, ldc) of the four kernels that read A in place:
+// CX = kc, SI = a, R11 = lda in bytes, DI = b, DX = c, BX = ldc in bytes. Defined before the
+// first TEXT, so that go vet does not take its names for another function's.
+#define ARGSA \
+	MOVQ kc+0(FP), CX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ lda+16(FP), R11; \
+	MOVQ b+24(FP), DI; \
+	MOVQ c+32(FP), DX; \
+	MOVQ ldc+40(FP), BX; \
+	SHLQ $2, BX; \
+	SHLQ $2, R11
+
+// STEPSAT points R9, R10 and R13 at depth steps 1, 2 and 3 of a transposed A (SI at step 0)
+// and sets R12 to four steps, 4·lda bytes: the transposed kernels' addressing.
+#define STEPSAT \
+	LEAQ (SI)(R11*1), R9; \
+	LEAQ (SI)(R11*2), R10; \
+	LEAQ (R9)(R11*2), R13; \
+	LEAQ (R11*4), R12
+
 // ---- AVX-512: 8×32 tile, accumulators Z0-Z15 (row r in Z(2r), Z(2r+1)), B in Z16-Z17,
 // ---- broadcasts of A in Z18-Z25.
 
@@ -572,14 +593,7 @@ rows8done:
 
 // func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 TEXT ·gemmKernel8x32AVX512A(SB), NOSPLIT, $0-52
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R11
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), BX
-	SHLQ $2, BX
-	SHLQ $2, R11
+	ARGSA
 	LEAQ (R11)(R11*2), R12
 	LEAQ (SI)(R11*4), R13
 
@@ -697,14 +711,7 @@ storeA512beta0:
 
 // func gemmKernel6x16AVX2A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 TEXT ·gemmKernel6x16AVX2A(SB), NOSPLIT, $0-52
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R11
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), BX
-	SHLQ $2, BX
-	SHLQ $2, R11
+	ARGSA
 	LEAQ (R11)(R11*2), R12
 	LEAQ (SI)(R11*4), R13
 
@@ -813,18 +820,8 @@ storeA256beta0:
 
 // func gemmKernel8x32AVX512AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 TEXT ·gemmKernel8x32AVX512AT(SB), NOSPLIT, $0-52
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R11
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), BX
-	SHLQ $2, BX
-	SHLQ $2, R11
-	LEAQ (SI)(R11*1), R9
-	LEAQ (SI)(R11*2), R10
-	LEAQ (R9)(R11*2), R13
-	LEAQ (R11*4), R12
+	ARGSA
+	STEPSAT
 
 	MOVQ DX, R8
 	PREFETCHTILE512
@@ -894,18 +891,8 @@ storeT512beta0:
 
 // func gemmKernel6x16AVX2AT(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
 TEXT ·gemmKernel6x16AVX2AT(SB), NOSPLIT, $0-52
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R11
-	MOVQ b+24(FP), DI
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), BX
-	SHLQ $2, BX
-	SHLQ $2, R11
-	LEAQ (SI)(R11*1), R9
-	LEAQ (SI)(R11*2), R10
-	LEAQ (R9)(R11*2), R13
-	LEAQ (R11*4), R12
+	ARGSA
+	STEPSAT
 
 	ZEROTILE256
 

@@ -31,33 +31,27 @@
 #define STORE(r, off, v) ADDR(r, off); Get v; V128Store $0
 #define STOREBETA(r, off, v) ADDR(r, off); Get v; ADDR(r, off); V128Load $0; Get V14; F32x4Mul; F32x4Add; V128Store $0
 
+// The parts both column kernels share (gemmCol2x16Asm, gemmCol2x16StridedAsm). COLARGS loads
+// a, c, tiles, ldc (in bytes) and beta (its bits in R9, broadcast in V14); TILEBEGIN starts a
+// tile: R0 at its A, R1 at b, R2 = kc, the accumulators cleared; STEPB loads a depth step's B
+// row and adds both broadcast A values (V12, V13) times it; TILESTORE stores the tile at R6's
+// two rows (adding beta·C unless beta is +0) and moves R6 two rows down.
+#define COLARGS MOVD a+0(FP), R5; MOVD c+16(FP), R6; MOVD tiles+32(FP), R7; MOVD ldc+40(FP), R8; Get R8; I64Const $2; I64Shl; Set R8; I32Load beta+48(FP); I64ExtendI32U; Set R9; F32Load beta+48(FP); F32x4Splat; Set V14
+#define TILEBEGIN Get R5; Set R0; MOVD b+8(FP), R1; MOVD kc+24(FP), R2; I32Const $0; I32x4Splat; Tee V0; Tee V1; Tee V2; Tee V3; Tee V4; Tee V5; Tee V6; Set V7
+#define STEPB Get R1; I32WrapI64; V128Load $0; Set V8; Get R1; I32WrapI64; V128Load $16; Set V9; Get R1; I32WrapI64; V128Load $32; Set V10; Get R1; I32WrapI64; V128Load $48; Set V11; MULADD(V0, V12, V8); MULADD(V1, V12, V9); MULADD(V2, V12, V10); MULADD(V3, V12, V11); MULADD(V4, V13, V8); MULADD(V5, V13, V9); MULADD(V6, V13, V10); MULADD(V7, V13, V11)
+#define TILESTORE Get R6; Tee R3; Get R8; I64Add; Tee R4; Get R8; I64Add; Set R6; Get R9; I64Eqz; If; STORE(R3, 0, V0); STORE(R3, 16, V1); STORE(R3, 32, V2); STORE(R3, 48, V3); STORE(R4, 0, V4); STORE(R4, 16, V5); STORE(R4, 32, V6); STORE(R4, 48, V7); Else; STOREBETA(R3, 0, V0); STOREBETA(R3, 16, V1); STOREBETA(R3, 32, V2); STOREBETA(R3, 48, V3); STOREBETA(R4, 0, V4); STOREBETA(R4, 16, V5); STOREBETA(R4, 32, V6); STOREBETA(R4, 48, V7); End
+
 TEXT ·gemmCol2x16Asm(SB), NOSPLIT, $0-52
-	MOVD a+0(FP), R5
-	MOVD c+16(FP), R6
-	MOVD tiles+32(FP), R7
-	MOVD ldc+40(FP), R8
-	Get R8; I64Const $2; I64Shl; Set R8
-	I32Load beta+48(FP); I64ExtendI32U; Set R9
-	F32Load beta+48(FP); F32x4Splat; Set V14
+	COLARGS
 
 	Loop // tiles
-	Get R5; Set R0
-	MOVD b+8(FP), R1
-	MOVD kc+24(FP), R2
-	I32Const $0
-	I32x4Splat
-	Tee V0; Tee V1; Tee V2; Tee V3; Tee V4; Tee V5; Tee V6; Set V7
+	TILEBEGIN
 
 	Loop // depth steps
 	// a's two values of this step, broadcast; b's 16.
 	Get R0; I32WrapI64; F32Load $0; F32x4Splat; Set V12
 	Get R0; I32WrapI64; F32Load $4; F32x4Splat; Set V13
-	Get R1; I32WrapI64; V128Load $0; Set V8
-	Get R1; I32WrapI64; V128Load $16; Set V9
-	Get R1; I32WrapI64; V128Load $32; Set V10
-	Get R1; I32WrapI64; V128Load $48; Set V11
-	MULADD(V0, V12, V8); MULADD(V1, V12, V9); MULADD(V2, V12, V10); MULADD(V3, V12, V11)
-	MULADD(V4, V13, V8); MULADD(V5, V13, V9); MULADD(V6, V13, V10); MULADD(V7, V13, V11)
+	STEPB
 	Get R0; I64Const $8; I64Add; Set R0
 	Get R1; I64Const $64; I64Add; Set R1
 	Get R2; I64Const $1; I64Sub; Tee R2
@@ -66,17 +60,7 @@ TEXT ·gemmCol2x16Asm(SB), NOSPLIT, $0-52
 
 	// R0 is now the next tile's A sliver (they follow one another).
 	Get R0; Set R5
-	Get R6; Tee R3; Get R8; I64Add; Tee R4
-	Get R8; I64Add; Set R6
-	Get R9
-	I64Eqz
-	If
-	STORE(R3, 0, V0); STORE(R3, 16, V1); STORE(R3, 32, V2); STORE(R3, 48, V3)
-	STORE(R4, 0, V4); STORE(R4, 16, V5); STORE(R4, 32, V6); STORE(R4, 48, V7)
-	Else
-	STOREBETA(R3, 0, V0); STOREBETA(R3, 16, V1); STOREBETA(R3, 32, V2); STOREBETA(R3, 48, V3)
-	STOREBETA(R4, 0, V4); STOREBETA(R4, 16, V5); STOREBETA(R4, 32, V6); STOREBETA(R4, 48, V7)
-	End
+	TILESTORE
 
 	Get R7; I64Const $1; I64Sub; Tee R7
 	I64Eqz; I32Eqz; BrIf $0
@@ -126,34 +110,18 @@ TEXT ·gemmPackRows2Asm(SB), NOSPLIT, $0-32
 // lda·4, atile = 8. The same products in the same order as the packed kernel, so the same bits.
 // R10: arow, R11: astep, R12: atile; the other registers as gemmCol2x16Asm's.
 TEXT ·gemmCol2x16StridedAsm(SB), NOSPLIT, $0-80
-	MOVD a+0(FP), R5
-	MOVD c+16(FP), R6
-	MOVD tiles+32(FP), R7
-	MOVD ldc+40(FP), R8
-	Get R8; I64Const $2; I64Shl; Set R8
-	I32Load beta+48(FP); I64ExtendI32U; Set R9
-	F32Load beta+48(FP); F32x4Splat; Set V14
+	COLARGS
 	MOVD arow+56(FP), R10
 	MOVD astep+64(FP), R11
 	MOVD atile+72(FP), R12
 
 	Loop // tiles
-	Get R5; Set R0
-	MOVD b+8(FP), R1
-	MOVD kc+24(FP), R2
-	I32Const $0
-	I32x4Splat
-	Tee V0; Tee V1; Tee V2; Tee V3; Tee V4; Tee V5; Tee V6; Set V7
+	TILEBEGIN
 
 	Loop // depth steps
 	Get R0; I32WrapI64; F32Load $0; F32x4Splat; Set V12
 	Get R0; Get R10; I64Add; I32WrapI64; F32Load $0; F32x4Splat; Set V13
-	Get R1; I32WrapI64; V128Load $0; Set V8
-	Get R1; I32WrapI64; V128Load $16; Set V9
-	Get R1; I32WrapI64; V128Load $32; Set V10
-	Get R1; I32WrapI64; V128Load $48; Set V11
-	MULADD(V0, V12, V8); MULADD(V1, V12, V9); MULADD(V2, V12, V10); MULADD(V3, V12, V11)
-	MULADD(V4, V13, V8); MULADD(V5, V13, V9); MULADD(V6, V13, V10); MULADD(V7, V13, V11)
+	STEPB
 	Get R0; Get R11; I64Add; Set R0
 	Get R1; I64Const $64; I64Add; Set R1
 	Get R2; I64Const $1; I64Sub; Tee R2
@@ -161,17 +129,7 @@ TEXT ·gemmCol2x16StridedAsm(SB), NOSPLIT, $0-80
 	End
 
 	Get R5; Get R12; I64Add; Set R5
-	Get R6; Tee R3; Get R8; I64Add; Tee R4
-	Get R8; I64Add; Set R6
-	Get R9
-	I64Eqz
-	If
-	STORE(R3, 0, V0); STORE(R3, 16, V1); STORE(R3, 32, V2); STORE(R3, 48, V3)
-	STORE(R4, 0, V4); STORE(R4, 16, V5); STORE(R4, 32, V6); STORE(R4, 48, V7)
-	Else
-	STOREBETA(R3, 0, V0); STOREBETA(R3, 16, V1); STOREBETA(R3, 32, V2); STOREBETA(R3, 48, V3)
-	STOREBETA(R4, 0, V4); STOREBETA(R4, 16, V5); STOREBETA(R4, 32, V6); STOREBETA(R4, 48, V7)
-	End
+	TILESTORE
 
 	Get R7; I64Const $1; I64Sub; Tee R7
 	I64Eqz; I32Eqz; BrIf $0

@@ -423,14 +423,7 @@ func TestGemmColSIMD2x16(t *testing.T) {
 					ldc := 16 + 5*(off%2)
 					a := randSlice(rng, off+tiles*2*kc, 1)[off:]
 					b := randSlice(rng, off+16*kc, 1)[off:]
-					c := randSlice(rng, 2*tiles*ldc, 1)
-					if beta == 0 {
-						for i := range c {
-							if i%ldc < 16 {
-								c[i] = float32(math.NaN())
-							}
-						}
-					}
+					c := colTestC(rng, tiles, ldc, beta)
 					want, got := append([]float32(nil), c...), append([]float32(nil), c...)
 					gemmWasmAsm = false
 					gemmColSIMD2x16(kc, tiles, a, b, want, ldc, beta)
@@ -446,6 +439,20 @@ func TestGemmColSIMD2x16(t *testing.T) {
 			}
 		}
 	}
+}
+
+// colTestC is C for the column tests, tiles 2×16 tiles down one column: random, with the
+// tiles' columns NaN when beta is 0 (C must then not be read).
+func colTestC(rng *rand.Rand, tiles, ldc int, beta float32) []float32 {
+	c := randSlice(rng, 2*tiles*ldc, 1)
+	if beta == 0 {
+		for i := range c {
+			if i%ldc < 16 {
+				c[i] = float32(math.NaN())
+			}
+		}
+	}
+	return c
 }
 
 // TestGemmColASIMD2x16 checks the hand-written column of tiles that reads A in place
@@ -469,14 +476,7 @@ func TestGemmColASIMD2x16(t *testing.T) {
 						a := randSlice(rng, off+rows*lda, 1)[off:]
 						b := randSlice(rng, off+16*kc, 1)[off:]
 						ldc := 16 + 3*(off%2)
-						c := randSlice(rng, 2*tiles*ldc, 1)
-						if beta == 0 {
-							for i := range c {
-								if i%ldc < 16 {
-									c[i] = float32(math.NaN())
-								}
-							}
-						}
+						c := colTestC(rng, tiles, ldc, beta)
 						want, got := append([]float32(nil), c...), append([]float32(nil), c...)
 						gemmWasmAsm = false
 						gemmColASIMD2x16(kc, tiles, a, lda, transA, b, want, ldc, beta)
