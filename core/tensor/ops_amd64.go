@@ -494,3 +494,49 @@ func addCols(acc []float64, x []float32) {
 		addColsGo(acc, x)
 	}
 }
+
+//go:noescape
+func lnbSums8AVX512(s *float64, dg, db, dy, x, gamma, mean, rstd *float32, n int)
+
+//go:noescape
+func lnbDxAVX512(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
+
+//go:noescape
+func lnbColsAVX512(dg, db, dy, x *float32, n int, mu, rs float32)
+
+// lnbFast reports whether LayerNormBackward's rows of n have the vector kernels lnbSums8,
+// lnbDx and lnbCols (AVX-512, n a multiple of 16: every hidden size of the BERT family).
+func lnbFast(n int) bool { return opsLevel == opsAVX512 && n > 0 && n%16 == 0 }
+
+// lnbSums8 is lnbSums8Go by the AVX-512 kernel: lnbFast(n) must hold.
+func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
+	dy, x, g, mean, rstd = dy[:8*n], x[:8*n], g[:n], mean[:8], rstd[:8]
+	var pg, pb *float32
+	if dg != nil {
+		dg, db = dg[:n], db[:n]
+		pg, pb = &dg[0], &db[0]
+	}
+	lnbSums8AVX512(&s[0], pg, pb, &dy[0], &x[0], &g[0], &mean[0], &rstd[0], n)
+}
+
+// lnbDx sets one row of LayerNormBackward's dx (see lnbDxGo).
+func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) {
+	n := len(dx)
+	if !lnbFast(n) {
+		lnbDxGo(dx, dy, x, g, mu, rs, m1, m2)
+		return
+	}
+	dy, x, g = dy[:n], x[:n], g[:n]
+	lnbDxAVX512(&dx[0], &dy[0], &x[0], &g[0], n, mu, rs, m1, m2)
+}
+
+// lnbCols adds one row's terms to dgamma and dbeta (see lnbColsGo).
+func lnbCols(dg, db, dy, x []float32, mu, rs float32) {
+	n := len(dg)
+	if !lnbFast(n) {
+		lnbColsGo(dg, db, dy, x, mu, rs)
+		return
+	}
+	db, dy, x = db[:n], dy[:n], x[:n]
+	lnbColsAVX512(&dg[0], &db[0], &dy[0], &x[0], n, mu, rs)
+}

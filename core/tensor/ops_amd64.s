@@ -1494,3 +1494,252 @@ ms2loop:
 ms2done:
 	VZEROUPPER
 	RET
+
+// TRANSPOSE8X16 turns eight rows of 16 floats (r0-r7) into the 16 columns of 8 (one per row,
+// row i in lane i), in t0-t7: column k < 4 is the low half of tk, 4+k its high half, 8+k the
+// low half of t(4+k) and 12+k its high half. Overwrites r0-r7 (unpacks and shuffles within
+// 128-bit lanes, then the lanes regrouped).
+#define TRANSPOSE8X16(r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7) \
+	VUNPCKLPS  r1, r0, t0; \
+	VUNPCKHPS  r1, r0, t1; \
+	VUNPCKLPS  r3, r2, t2; \
+	VUNPCKHPS  r3, r2, t3; \
+	VUNPCKLPS  r5, r4, t4; \
+	VUNPCKHPS  r5, r4, t5; \
+	VUNPCKLPS  r7, r6, t6; \
+	VUNPCKHPS  r7, r6, t7; \
+	VSHUFPS    $0x44, t2, t0, r0; \
+	VSHUFPS    $0xee, t2, t0, r1; \
+	VSHUFPS    $0x44, t3, t1, r2; \
+	VSHUFPS    $0xee, t3, t1, r3; \
+	VSHUFPS    $0x44, t6, t4, r4; \
+	VSHUFPS    $0xee, t6, t4, r5; \
+	VSHUFPS    $0x44, t7, t5, r6; \
+	VSHUFPS    $0xee, t7, t5, r7; \
+	VSHUFF32X4 $0x44, r4, r0, t0; \
+	VSHUFF32X4 $0xee, r4, r0, t4; \
+	VSHUFF32X4 $0x44, r5, r1, t1; \
+	VSHUFF32X4 $0xee, r5, r1, t5; \
+	VSHUFF32X4 $0x44, r6, r2, t2; \
+	VSHUFF32X4 $0xee, r6, r2, t6; \
+	VSHUFF32X4 $0x44, r7, r3, t3; \
+	VSHUFF32X4 $0xee, r7, r3, t7; \
+	VSHUFF32X4 $0xd8, t0, t0, t0; \
+	VSHUFF32X4 $0xd8, t1, t1, t1; \
+	VSHUFF32X4 $0xd8, t2, t2, t2; \
+	VSHUFF32X4 $0xd8, t3, t3, t3; \
+	VSHUFF32X4 $0xd8, t4, t4, t4; \
+	VSHUFF32X4 $0xd8, t5, t5, t5; \
+	VSHUFF32X4 $0xd8, t6, t6, t6; \
+	VSHUFF32X4 $0xd8, t7, t7, t7
+
+// LNBACCLO adds one column, in the low halves of (g, x) (ymm), to the eight rows' sums:
+// s1 += float64(g) (Z30), s2 += float64(g)·float64(x) (Z31; the product is exact in float64,
+// so the FMA rounds once, as Go's multiply then add).
+#define LNBACCLO(gy, xy) \
+	VCVTPS2PD   gy, Z24; \
+	VCVTPS2PD   xy, Z25; \
+	VADDPD      Z24, Z30, Z30; \
+	VFMADD231PD Z25, Z24, Z31
+
+// LNBACCHI is LNBACCLO for the column in the high halves of (g, x).
+#define LNBACCHI(gz, xz) \
+	VEXTRACTF64X4 $1, gz, Y26; \
+	VCVTPS2PD     Y26, Z24; \
+	VEXTRACTF64X4 $1, xz, Y27; \
+	VCVTPS2PD     Y27, Z25; \
+	VADDPD        Z24, Z30, Z30; \
+	VFMADD231PD   Z25, Z24, Z31
+
+// LNBLOADROW loads 16 columns of one row of dy (at dya) into dyz and sets xz to those of
+// x̂ = (x - mean)·rstd (x at xa; mean and rstd moff bytes into R11 and R12).
+#define LNBLOADROW(dya, xa, moff, dyz, xz) \
+	VMOVUPS     xa, xz; \
+	VSUBPS.BCST moff(R11), xz, xz; \
+	VMULPS.BCST moff(R12), xz, xz; \
+	VMOVUPS     dya, dyz
+
+// LNBLOAD8 loads 16 columns of eight rows: dy in Z0-Z7, x̂ in Z8-Z15. Row r is r·BX bytes on
+// from SI (dy) and DX (x), with R13 = 3·BX, R14 = 5·BX, AX = 7·BX.
+#define LNBLOAD8 \
+	LNBLOADROW((SI), (DX), 0, Z0, Z8); \
+	LNBLOADROW((SI)(BX*1), (DX)(BX*1), 4, Z1, Z9); \
+	LNBLOADROW((SI)(BX*2), (DX)(BX*2), 8, Z2, Z10); \
+	LNBLOADROW((SI)(R13*1), (DX)(R13*1), 12, Z3, Z11); \
+	LNBLOADROW((SI)(BX*4), (DX)(BX*4), 16, Z4, Z12); \
+	LNBLOADROW((SI)(R14*1), (DX)(R14*1), 20, Z5, Z13); \
+	LNBLOADROW((SI)(R13*2), (DX)(R13*2), 24, Z6, Z14); \
+	LNBLOADROW((SI)(AX*1), (DX)(AX*1), 28, Z7, Z15)
+
+// LNBDGDB adds the eight rows to dgamma (R8) and dbeta (R9), row after row: dg += dy·x̂,
+// db += dy, as layerNormBackwardRow does for each row in turn.
+#define LNBDGROW(dyz, xz) \
+	VMULPS dyz, xz, Z24; \
+	VADDPS Z24, Z27, Z27; \
+	VADDPS dyz, Z28, Z28
+
+#define LNBDGDB \
+	VMOVUPS (R8), Z27; \
+	VMOVUPS (R9), Z28; \
+	LNBDGROW(Z0, Z8); \
+	LNBDGROW(Z1, Z9); \
+	LNBDGROW(Z2, Z10); \
+	LNBDGROW(Z3, Z11); \
+	LNBDGROW(Z4, Z12); \
+	LNBDGROW(Z5, Z13); \
+	LNBDGROW(Z6, Z14); \
+	LNBDGROW(Z7, Z15); \
+	VMOVUPS Z27, (R8); \
+	VMOVUPS Z28, (R9)
+
+// LNBSUMS turns dy (Z0-Z7) into g = dy·gamma (gamma's 16 columns at R10), transposes g and x̂
+// into columns and adds the 16 columns, in order, to the sums s1 (Z30) and s2 (Z31).
+#define LNBSUMS \
+	VMOVUPS (R10), Z29; \
+	VMULPS  Z29, Z0, Z0; \
+	VMULPS  Z29, Z1, Z1; \
+	VMULPS  Z29, Z2, Z2; \
+	VMULPS  Z29, Z3, Z3; \
+	VMULPS  Z29, Z4, Z4; \
+	VMULPS  Z29, Z5, Z5; \
+	VMULPS  Z29, Z6, Z6; \
+	VMULPS  Z29, Z7, Z7; \
+	TRANSPOSE8X16(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23); \
+	TRANSPOSE8X16(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7); \
+	LNBACCLO(Y16, Y0); \
+	LNBACCLO(Y17, Y1); \
+	LNBACCLO(Y18, Y2); \
+	LNBACCLO(Y19, Y3); \
+	LNBACCHI(Z16, Z0); \
+	LNBACCHI(Z17, Z1); \
+	LNBACCHI(Z18, Z2); \
+	LNBACCHI(Z19, Z3); \
+	LNBACCLO(Y20, Y4); \
+	LNBACCLO(Y21, Y5); \
+	LNBACCLO(Y22, Y6); \
+	LNBACCLO(Y23, Y7); \
+	LNBACCHI(Z20, Z4); \
+	LNBACCHI(Z21, Z5); \
+	LNBACCHI(Z22, Z6); \
+	LNBACCHI(Z23, Z7)
+
+// func lnbSums8AVX512(s *float64, dg, db, dy, x, gamma, mean, rstd *float32, n int)
+// For eight rows of n floats (n a positive multiple of 16; row r at dy[r·n:] and x[r·n:]),
+// with x̂ = (x - mean[r])·rstd[r] and t = dy·gamma: s[r] = the sum of float64(t) and
+// s[8+r] = the sum of float64(t)·float64(x̂), each over the row in order, as
+// layerNormBackwardRow sums them. With dg not nil, the rows are added to dg and db in order
+// as well (dg += dy·x̂, db += dy).
+TEXT ·lnbSums8AVX512(SB), NOSPLIT, $0-72
+	MOVQ   dg+8(FP), R8
+	MOVQ   db+16(FP), R9
+	MOVQ   dy+24(FP), SI
+	MOVQ   x+32(FP), DX
+	MOVQ   gamma+40(FP), R10
+	MOVQ   mean+48(FP), R11
+	MOVQ   rstd+56(FP), R12
+	MOVQ   n+64(FP), CX
+	LEAQ   (CX*4), BX
+	LEAQ   (BX)(BX*2), R13
+	LEAQ   (BX)(BX*4), R14
+	LEAQ   (R13)(BX*4), AX
+	SHRQ   $4, CX
+	VPXORQ Z30, Z30, Z30
+	VPXORQ Z31, Z31, Z31
+	TESTQ  R8, R8
+	JZ     lnbnodg
+
+lnbdgloop:
+	LNBLOAD8
+	LNBDGDB
+	LNBSUMS
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, R10
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ CX
+	JNZ  lnbdgloop
+	JMP  lnbdone
+
+lnbnodg:
+	LNBLOAD8
+	LNBSUMS
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, R10
+	DECQ CX
+	JNZ  lnbnodg
+
+lnbdone:
+	MOVQ    s+0(FP), DI
+	VMOVUPD Z30, (DI)
+	VMOVUPD Z31, 64(DI)
+	VZEROUPPER
+	RET
+
+// func lnbDxAVX512(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
+// One row of LayerNormBackward's dx (n a positive multiple of 16), as layerNormDx:
+// dx = rs·((dy·gamma - m1) - x̂·m2) with x̂ = (x - mu)·rs.
+TEXT ·lnbDxAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dx+0(FP), DI
+	MOVQ         dy+8(FP), SI
+	MOVQ         x+16(FP), DX
+	MOVQ         gamma+24(FP), R10
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mu+40(FP), Z20
+	VBROADCASTSS rs+44(FP), Z21
+	VBROADCASTSS m1+48(FP), Z22
+	VBROADCASTSS m2+52(FP), Z23
+	SHRQ         $4, CX
+
+lnbdxloop:
+	VMOVUPS (DX), Z0
+	VSUBPS  Z20, Z0, Z0
+	VMULPS  Z21, Z0, Z0
+	VMOVUPS (SI), Z1
+	VMULPS  (R10), Z1, Z1
+	VSUBPS  Z22, Z1, Z1
+	VMULPS  Z23, Z0, Z0
+	VSUBPS  Z0, Z1, Z1
+	VMULPS  Z21, Z1, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, R10
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     lnbdxloop
+	VZEROUPPER
+	RET
+
+// func lnbColsAVX512(dg, db, dy, x *float32, n int, mu, rs float32)
+// One row's terms of dgamma and dbeta (n a positive multiple of 16): dg += dy·x̂, db += dy,
+// x̂ = (x - mu)·rs.
+TEXT ·lnbColsAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dg+0(FP), R8
+	MOVQ         db+8(FP), R9
+	MOVQ         dy+16(FP), SI
+	MOVQ         x+24(FP), DX
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mu+40(FP), Z20
+	VBROADCASTSS rs+44(FP), Z21
+	SHRQ         $4, CX
+
+lnbcolloop:
+	VMOVUPS (DX), Z0
+	VSUBPS  Z20, Z0, Z0
+	VMULPS  Z21, Z0, Z0
+	VMOVUPS (SI), Z1
+	VMULPS  Z1, Z0, Z0
+	VADDPS  (R8), Z0, Z0
+	VMOVUPS Z0, (R8)
+	VADDPS  (R9), Z1, Z1
+	VMOVUPS Z1, (R9)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, R8
+	ADDQ    $64, R9
+	DECQ    CX
+	JNZ     lnbcolloop
+	VZEROUPPER
+	RET

@@ -151,23 +151,31 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 		return
 	}
 	g := gamma[:n:n]
+	fast := lnbFast(n)
 	parallelChunks(rows, ceilDiv(rows, chunks), func(lo, hi int) {
-		// The columns in proportion to the rows: consecutive chunks meet, so every column
-		// is summed by exactly one goroutine.
+		// The columns in proportion to the rows (in runs of 16 for the vector kernels):
+		// consecutive chunks meet, so every column is summed by exactly one goroutine.
 		c0, c1 := lo*n/rows, hi*n/rows
-		dg, db := dgamma[c0:c1:c1], dbeta[c0:c1:c1]
-		for i := 0; i < rows; i++ {
-			mu, rs := mean[i], rstd[i]
-			xr := x[i*n+c0 : i*n+c1 : i*n+c1]
-			dyr := dy[i*n+c0 : i*n+c1 : i*n+c1]
-			for j, v := range xr {
-				xh := (v - mu) * rs
-				d := dyr[j]
-				dg[j] += d * xh
-				db[j] += d
+		if fast {
+			c0, c1 = c0&^15, c1&^15 // n is a multiple of 16: the last chunk ends at n
+		}
+		if c0 < c1 {
+			dg, db := dgamma[c0:c1:c1], dbeta[c0:c1:c1]
+			for i := 0; i < rows; i++ {
+				lnbCols(dg, db, dy[i*n+c0:i*n+c1], x[i*n+c0:i*n+c1], mean[i], rstd[i])
 			}
 		}
 		i := lo
+		if fast {
+			var s [16]float64
+			for ; i+8 <= hi; i += 8 {
+				lnbSums8(&s, nil, nil, dy[i*n:], x[i*n:], g, mean[i:], rstd[i:], n)
+				for r := range 8 {
+					k := (i + r) * n
+					lnbDx(dx[k:k+n:k+n], dy[k:k+n], x[k:k+n], g, mean[i+r], rstd[i+r], float32(s[r]/float64(n)), float32(s[8+r]/float64(n)))
+				}
+			}
+		}
 		for ; i+2 <= hi; i += 2 { // two rows at a time, as layerNormBackwardRows
 			ra, rb := i*n, (i+1)*n
 			xa, xb := x[ra:ra+n:ra+n], x[rb:rb+n:rb+n]
@@ -206,12 +214,53 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 // s2 = sum_j g[j]·xh[j] (g = dy·gamma).
 func layerNormDx(dxr, dyr, xr, g []float32, mu, rs float32, s1, s2 float64) {
 	n := len(xr)
-	m1 := float32(s1 / float64(n))
-	m2 := float32(s2 / float64(n))
-	dyr, dxr, g = dyr[:n:n], dxr[:n:n], g[:n:n]
-	for j, v := range xr {
+	lnbDx(dxr[:n:n], dyr, xr, g, mu, rs, float32(s1/float64(n)), float32(s2/float64(n)))
+}
+
+// lnbDxGo is the pure-Go twin of lnbDx: dx[j] = rs·(dy[j]·g[j] - m1 - x̂[j]·m2), x̂[j] =
+// (x[j] - mu)·rs, for j < len(dx), with m1 and m2 the row's means s1/n and s2/n (see
+// layerNormDx).
+func lnbDxGo(dx, dy, x, g []float32, mu, rs, m1, m2 float32) {
+	n := len(dx)
+	dy, x, g = dy[:n:n], x[:n:n], g[:n:n]
+	for j, v := range x {
 		xh := (v - mu) * rs
-		dxr[j] = rs * (dyr[j]*g[j] - m1 - xh*m2)
+		dx[j] = rs * (dy[j]*g[j] - m1 - xh*m2)
+	}
+}
+
+// lnbColsGo is the pure-Go twin of lnbCols: one row's terms of dgamma and dbeta,
+// dg[j] += dy[j]·x̂[j] and db[j] += dy[j] with x̂[j] = (x[j] - mu)·rs, for j < len(dg).
+func lnbColsGo(dg, db, dy, x []float32, mu, rs float32) {
+	n := len(dg)
+	db, dy, x = db[:n:n], dy[:n:n], x[:n:n]
+	for j, v := range x {
+		xh := (v - mu) * rs
+		d := dy[j]
+		dg[j] += d * xh
+		db[j] += d
+	}
+}
+
+// lnbSums8Go is the pure-Go twin of lnbSums8: for the eight rows of n floats at dy and x
+// (row r at [r·n:]), s[r] and s[8+r] are the row's sums s1 and s2 of layerNormBackwardRow,
+// and with dg not nil the rows' terms are added to dg and db, row after row.
+func lnbSums8Go(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
+	g = g[:n:n]
+	for r := range 8 {
+		xr, dyr := x[r*n:(r+1)*n:(r+1)*n], dy[r*n:(r+1)*n:(r+1)*n]
+		mu, rs := mean[r], rstd[r]
+		var s1, s2 float64
+		for j, v := range xr {
+			xh := (v - mu) * rs
+			gj := dyr[j] * g[j]
+			s1 += float64(gj)
+			s2 += float64(gj) * float64(xh)
+		}
+		s[r], s[8+r] = s1, s2
+		if dg != nil {
+			lnbColsGo(dg, db, dyr, xr, mu, rs)
+		}
 	}
 }
 
@@ -223,6 +272,19 @@ func layerNormBackwardRows(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32
 	db := dbeta[:n:n]
 	rows := len(x) / n
 	i := 0
+	if lnbFast(n) {
+		// Eight rows at a time with the vector kernels: the sums of each row in its own
+		// float64 lane, over the columns in order (lnbSums8), so every sum is still the
+		// one-row loop's, bit for bit.
+		var s [16]float64
+		for ; i+8 <= rows; i += 8 {
+			lnbSums8(&s, dg, db, dy[i*n:], x[i*n:], g, mean[i:], rstd[i:], n)
+			for r := range 8 {
+				k := (i + r) * n
+				lnbDx(dx[k:k+n:k+n], dy[k:k+n], x[k:k+n], g, mean[i+r], rstd[i+r], float32(s[r]/float64(n)), float32(s[8+r]/float64(n)))
+			}
+		}
+	}
 	// Two rows at a time: their four sums are independent chains of float64 additions, where
 	// one row's two left the core waiting on their latency (BenchmarkLayerNormBackward,
 	// 1024x128 on one core: 292-296 µs a row at a time, 212-229 two at a time). dgamma and

@@ -307,9 +307,10 @@ func TestSumRows(t *testing.T) {
 }
 
 // SumRows and LayerNormBackward split over goroutines give the bits of one goroutine, on odd and
-// tiny shapes and past backwardParallelMin, with gradients that already hold values (they
-// accumulate); and LayerNormBackward with dx aliasing dy (the MLM head's call) stays right on
-// a size that would be split.
+// tiny shapes, rows of a multiple of 16 (the vector kernels' columns split in runs of 16, some
+// goroutines with none) and past backwardParallelMin, with gradients that already hold values
+// (they accumulate); and LayerNormBackward with dx aliasing dy (the MLM head's call) stays
+// right on a size that would be split.
 func TestBackwardChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	same := func(what string, got, want []float32) {
@@ -320,7 +321,7 @@ func TestBackwardChunks(t *testing.T) {
 			}
 		}
 	}
-	for _, sh := range []struct{ rows, n int }{{1, 1}, {2, 2}, {3, 7}, {5, 129}, {7, 3}, {65, 64}, {128, 256}, {300, 130}} {
+	for _, sh := range []struct{ rows, n int }{{1, 1}, {2, 2}, {3, 7}, {5, 129}, {7, 3}, {65, 64}, {128, 256}, {300, 130}, {300, 16}, {40, 48}} {
 		x := randSlice(rng, sh.rows*sh.n, 2)
 		dy := randSlice(rng, sh.rows*sh.n, 1)
 		gamma, beta := randSlice(rng, sh.n, 1), randSlice(rng, sh.n, 1)
@@ -434,13 +435,22 @@ func TestSoftmaxCrossEntropyBackward(t *testing.T) {
 	}
 }
 
-// TestLayerNormBackwardRowPairs: the two-row loop of layerNormBackwardRows gives, bit for bit,
-// the dx, dgamma and dbeta of the one-row loop run row after row, for even and odd row counts.
+// TestLayerNormBackwardRowPairs: the two-row loop of layerNormBackwardRows, and its eight-row
+// vector kernels where the CPU has them (rows of a multiple of 16), give, bit for bit, the dx,
+// dgamma and dbeta of the one-row loop run row after row, for row counts below, at and past a
+// group of eight with every remainder of the two-row loop.
 func TestLayerNormBackwardRowPairs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	for _, rows := range []int{1, 2, 3, 4, 7} {
-		for _, n := range []int{1, 5, 128} {
+	for _, rows := range []int{1, 2, 3, 4, 7, 8, 9, 11, 16, 26} {
+		for _, n := range []int{1, 5, 16, 128, 144} {
 			x, dy, gamma := randSlice(rng, rows*n, 2), randSlice(rng, rows*n, 1), randSlice(rng, n, 1)
+			if rows%2 == 0 {
+				// Magnitudes 2^±20 apart: the float64 sums then round at most steps, so that
+				// only the same order of additions gives the same bits.
+				for i := range dy {
+					dy[i] = float32(math.Ldexp(float64(dy[i]), rng.IntN(41)-20))
+				}
+			}
 			mean, rstd := randSlice(rng, rows, 0.5), randSlice(rng, rows, 1)
 			for i := range rstd {
 				rstd[i] = 1 + rstd[i]*rstd[i]
@@ -460,6 +470,49 @@ func TestLayerNormBackwardRowPairs(t *testing.T) {
 				if i := firstBitDiff(c.got, c.want); i >= 0 {
 					t.Errorf("%d rows of %d: %s[%d] = %v, want %v", rows, n, c.name, i, c.got[i], c.want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestLayerNormBackwardSums8: where the CPU has the eight-row kernel, lnbSums8's float64 sums
+// and its dgamma and dbeta are lnbSums8Go's bit for bit, on inputs whose sums round at most
+// steps (so that an addition out of order shows), with and without the column terms.
+func TestLayerNormBackwardSums8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, n := range []int{16, 32, 128, 784} {
+		if !lnbFast(n) {
+			t.Skipf("no eight-row kernel for rows of %d on this CPU (%s)", n, Kernels())
+		}
+		x, dy, gamma := randSlice(rng, 8*n, 2), randSlice(rng, 8*n, 1), randSlice(rng, n, 1)
+		for i := range dy {
+			dy[i] = float32(math.Ldexp(float64(dy[i]), rng.IntN(41)-20))
+		}
+		mean, rstd := randSlice(rng, 8, 0.5), randSlice(rng, 8, 1)
+		for i := range rstd {
+			rstd[i] = 1 + rstd[i]*rstd[i]
+		}
+		dg0, db0 := randSlice(rng, n, 1), randSlice(rng, n, 1)
+		for _, cols := range []bool{false, true} {
+			var got, want [16]float64
+			gotDg, gotDb, wantDg, wantDb := slices.Clone(dg0), slices.Clone(db0), slices.Clone(dg0), slices.Clone(db0)
+			if cols {
+				lnbSums8(&got, gotDg, gotDb, dy, x, gamma, mean, rstd, n)
+				lnbSums8Go(&want, wantDg, wantDb, dy, x, gamma, mean, rstd, n)
+			} else {
+				lnbSums8(&got, nil, nil, dy, x, gamma, mean, rstd, n)
+				lnbSums8Go(&want, nil, nil, dy, x, gamma, mean, rstd, n)
+			}
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n=%d cols=%v: s[%d] = %v, Go twin %v", n, cols, i, got[i], want[i])
+				}
+			}
+			if i := firstBitDiff(gotDg, wantDg); i >= 0 {
+				t.Fatalf("n=%d: dgamma[%d] = %v, Go twin %v", n, i, gotDg[i], wantDg[i])
+			}
+			if i := firstBitDiff(gotDb, wantDb); i >= 0 {
+				t.Fatalf("n=%d: dbeta[%d] = %v, Go twin %v", n, i, gotDb[i], wantDb[i])
 			}
 		}
 	}

@@ -21,3 +21,17 @@ func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd
 
 // maskScale applies a dropout mask (see MaskScale).
 func maskScale(dst, src []float32, keep []uint8, scale float32) { maskScaleGo(dst, src, keep, scale) }
+
+// lnbFast reports whether LayerNormBackward's rows of n have vector kernels: not here.
+func lnbFast(n int) bool { return false }
+
+// lnbSums8 is lnbSums8Go (LayerNormBackward does not call it here: lnbFast is false).
+func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
+	lnbSums8Go(s, dg, db, dy, x, g, mean, rstd, n)
+}
+
+// lnbDx sets one row of LayerNormBackward's dx (see lnbDxGo).
+func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) { lnbDxGo(dx, dy, x, g, mu, rs, m1, m2) }
+
+// lnbCols adds one row's terms to dgamma and dbeta (see lnbColsGo).
+func lnbCols(dg, db, dy, x []float32, mu, rs float32) { lnbColsGo(dg, db, dy, x, mu, rs) }
