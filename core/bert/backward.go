@@ -201,6 +201,15 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 			if a.distil != nil {
 				a.distil.addGrad(l, bh, A, a.batch.AttentionMask, dp, pr, S)
 			}
+			if rel == nil && db == nil {
+				// scale·dp once, then products with alpha 1: Gemm reads A where it lies
+				// instead of packing scale·dp (or its transpose) for each. The same factors,
+				// so the same bits.
+				tensor.Scale(dp, scale)
+				tensor.Gemm(false, false, S, d, S, 1, dp, S, la.Key.Data[off:], H, 0, ws.dq[off:], H)
+				tensor.Gemm(true, false, S, d, S, 1, dp, S, la.Query.Data[off:], H, 0, ws.dk[off:], H)
+				continue
+			}
 			tensor.Gemm(false, false, S, d, S, scale, dp, S, la.Key.Data[off:], H, 0, ws.dq[off:], H)
 			tensor.Gemm(true, false, S, d, S, scale, dp, S, la.Query.Data[off:], H, 0, ws.dk[off:], H)
 			if rel != nil {
