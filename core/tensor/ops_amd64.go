@@ -540,3 +540,26 @@ func lnbCols(dg, db, dy, x []float32, mu, rs float32) {
 	db, dy, x = db[:n], dy[:n], x[:n]
 	lnbColsAVX512(&dg[0], &db[0], &dy[0], &x[0], n, mu, rs)
 }
+
+//go:noescape
+func smbSums8AVX512(s *float64, dy, y *float32, n int)
+
+//go:noescape
+func smbDxAVX512(dx, dy, y *float32, n int, s float32)
+
+// smbSums8 is smbSums8Go by the AVX-512 kernel: lnbFast(n) must hold (the same condition).
+func smbSums8(s *[8]float64, dy, y []float32, n int) {
+	dy, y = dy[:8*n], y[:8*n]
+	smbSums8AVX512(&s[0], &dy[0], &y[0], n)
+}
+
+// smbDx sets one row of SoftmaxBackward's dx (see smbDxGo).
+func smbDx(dx, dy, y []float32, s float32) {
+	n := len(dx)
+	if !lnbFast(n) {
+		smbDxGo(dx, dy, y, s)
+		return
+	}
+	dy, y = dy[:n], y[:n]
+	smbDxAVX512(&dx[0], &dy[0], &y[0], n, s)
+}

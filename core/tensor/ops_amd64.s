@@ -1743,3 +1743,104 @@ lnbcolloop:
 	JNZ     lnbcolloop
 	VZEROUPPER
 	RET
+
+// SMBLOAD8 loads 16 columns of eight rows, r·BX bytes apart: dy (at SI) in Z0-Z7, y (at DX) in
+// Z8-Z15 (R13 = 3·BX, R14 = 5·BX, AX = 7·BX).
+#define SMBLOAD8 \
+	VMOVUPS (SI), Z0; \
+	VMOVUPS (DX), Z8; \
+	VMOVUPS (SI)(BX*1), Z1; \
+	VMOVUPS (DX)(BX*1), Z9; \
+	VMOVUPS (SI)(BX*2), Z2; \
+	VMOVUPS (DX)(BX*2), Z10; \
+	VMOVUPS (SI)(R13*1), Z3; \
+	VMOVUPS (DX)(R13*1), Z11; \
+	VMOVUPS (SI)(BX*4), Z4; \
+	VMOVUPS (DX)(BX*4), Z12; \
+	VMOVUPS (SI)(R14*1), Z5; \
+	VMOVUPS (DX)(R14*1), Z13; \
+	VMOVUPS (SI)(R13*2), Z6; \
+	VMOVUPS (DX)(R13*2), Z14; \
+	VMOVUPS (SI)(AX*1), Z7; \
+	VMOVUPS (DX)(AX*1), Z15
+
+// SMBACCLO adds one column's products, in the low halves of (dy, y), to the eight rows' sums
+// in Z30: s += float64(dy)·float64(y), the product exact in float64 (one rounding, as Go's).
+#define SMBACCLO(ay, by) \
+	VCVTPS2PD   ay, Z24; \
+	VCVTPS2PD   by, Z25; \
+	VFMADD231PD Z25, Z24, Z30
+
+// SMBACCHI is SMBACCLO for the column in the high halves.
+#define SMBACCHI(az, bz) \
+	VEXTRACTF64X4 $1, az, Y26; \
+	VCVTPS2PD     Y26, Z24; \
+	VEXTRACTF64X4 $1, bz, Y27; \
+	VCVTPS2PD     Y27, Z25; \
+	VFMADD231PD   Z25, Z24, Z30
+
+// func smbSums8AVX512(s *float64, dy, y *float32, n int)
+// For eight rows of n floats (n a positive multiple of 16; row r at dy[r·n:] and y[r·n:]),
+// s[r] = the sum of float64(dy)·float64(y) over the row in order, as SoftmaxBackward sums it.
+TEXT ·smbSums8AVX512(SB), NOSPLIT, $0-32
+	MOVQ   dy+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	LEAQ   (CX*4), BX
+	LEAQ   (BX)(BX*2), R13
+	LEAQ   (BX)(BX*4), R14
+	LEAQ   (R13)(BX*4), AX
+	SHRQ   $4, CX
+	VPXORQ Z30, Z30, Z30
+
+smbloop:
+	SMBLOAD8
+	TRANSPOSE8X16(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	TRANSPOSE8X16(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	SMBACCLO(Y16, Y0)
+	SMBACCLO(Y17, Y1)
+	SMBACCLO(Y18, Y2)
+	SMBACCLO(Y19, Y3)
+	SMBACCHI(Z16, Z0)
+	SMBACCHI(Z17, Z1)
+	SMBACCHI(Z18, Z2)
+	SMBACCHI(Z19, Z3)
+	SMBACCLO(Y20, Y4)
+	SMBACCLO(Y21, Y5)
+	SMBACCLO(Y22, Y6)
+	SMBACCLO(Y23, Y7)
+	SMBACCHI(Z20, Z4)
+	SMBACCHI(Z21, Z5)
+	SMBACCHI(Z22, Z6)
+	SMBACCHI(Z23, Z7)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  smbloop
+	MOVQ    s+0(FP), DI
+	VMOVUPD Z30, (DI)
+	VZEROUPPER
+	RET
+
+// func smbDxAVX512(dx, dy, y *float32, n int, s float32)
+// One row of SoftmaxBackward (n a positive multiple of 16): dx = y·(dy - s). dx may be dy.
+TEXT ·smbDxAVX512(SB), NOSPLIT, $0-36
+	MOVQ         dx+0(FP), DI
+	MOVQ         dy+8(FP), SI
+	MOVQ         y+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS s+32(FP), Z20
+	SHRQ         $4, CX
+
+smbdxloop:
+	VMOVUPS (SI), Z0
+	VSUBPS  Z20, Z0, Z0
+	VMULPS  (DX), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     smbdxloop
+	VZEROUPPER
+	RET

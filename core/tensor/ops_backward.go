@@ -97,18 +97,49 @@ func addColsGo(acc []float64, x []float32) {
 // The additive mask of SoftmaxRows has no gradient; masked entries (y = 0) get dx = 0.
 // dx may alias dy.
 func SoftmaxBackward(dx, dy, y []float32, n int) {
-	for r := 0; r+n <= len(y); r += n {
-		yr := y[r : r+n : r+n]
-		dyr := dy[r : r+n : r+n]
-		dxr := dx[r : r+n : r+n]
-		var s float64
-		for j, v := range yr {
-			s += float64(dyr[j]) * float64(v)
+	r := 0
+	if lnbFast(n) {
+		// Eight rows at a time with the vector kernels: each row's sum in its own float64
+		// lane, over the row in order (smbSums8), the same bits as the loop below.
+		var s [8]float64
+		for ; r+8*n <= len(y); r += 8 * n {
+			smbSums8(&s, dy[r:], y[r:], n)
+			for k := range 8 {
+				o := r + k*n
+				smbDx(dx[o:o+n:o+n], dy[o:o+n], y[o:o+n], float32(s[k]))
+			}
 		}
-		s32 := float32(s)
-		for j, v := range yr {
-			dxr[j] = v * (dyr[j] - s32)
-		}
+	}
+	for ; r+n <= len(y); r += n {
+		smbDxGo(dx[r:r+n:r+n], dy[r:r+n], y[r:r+n], float32(smbSum(dy[r:r+n], y[r:r+n])))
+	}
+}
+
+// smbSum is the sum of float64(dy[j])·float64(y[j]) over j < len(y), in order.
+func smbSum(dy, y []float32) float64 {
+	dy = dy[:len(y)]
+	var s float64
+	for j, v := range y {
+		s += float64(dy[j]) * float64(v)
+	}
+	return s
+}
+
+// smbSums8Go is the pure-Go twin of smbSums8: s[r] is SoftmaxBackward's sum of row r of the
+// eight rows of n floats at dy and y (row r at [r·n:]).
+func smbSums8Go(s *[8]float64, dy, y []float32, n int) {
+	for r := range 8 {
+		s[r] = smbSum(dy[r*n:(r+1)*n], y[r*n:(r+1)*n])
+	}
+}
+
+// smbDxGo is the pure-Go twin of smbDx: dx[j] = y[j]·(dy[j] - s) for j < len(dx) (dx may
+// alias dy).
+func smbDxGo(dx, dy, y []float32, s float32) {
+	n := len(dx)
+	dy, y = dy[:n:n], y[:n:n]
+	for j, v := range y {
+		dx[j] = v * (dy[j] - s)
 	}
 }
 

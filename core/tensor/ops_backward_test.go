@@ -518,6 +518,46 @@ func TestLayerNormBackwardSums8(t *testing.T) {
 	}
 }
 
+// TestSoftmaxBackwardRows: SoftmaxBackward, with its eight-row vector kernels where the CPU has
+// them (rows of a multiple of 16), gives bit for bit the row loop's dx (smbSum, smbDxGo), for
+// row counts below, at and past a group of eight, with dx apart from dy and in its place; and
+// smbSums8's sums are smbSums8Go's on inputs whose sums round.
+func TestSoftmaxBackwardRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, rows := range []int{1, 7, 8, 9, 17, 24} {
+		for _, n := range []int{5, 16, 128, 144} {
+			y, dy := randSlice(rng, rows*n, 1), randSlice(rng, rows*n, 1)
+			for i := range dy {
+				dy[i] = float32(math.Ldexp(float64(dy[i]), rng.IntN(41)-20))
+			}
+			want := make([]float32, rows*n)
+			for r := 0; r < rows*n; r += n {
+				smbDxGo(want[r:r+n], dy[r:r+n], y[r:r+n], float32(smbSum(dy[r:r+n], y[r:r+n])))
+			}
+			got := make([]float32, rows*n)
+			SoftmaxBackward(got, dy, y, n)
+			if i := firstBitDiff(got, want); i >= 0 {
+				t.Fatalf("%d rows of %d: dx[%d] = %v, row loop %v", rows, n, i, got[i], want[i])
+			}
+			inPlace := slices.Clone(dy)
+			SoftmaxBackward(inPlace, inPlace, y, n)
+			if i := firstBitDiff(inPlace, want); i >= 0 {
+				t.Fatalf("%d rows of %d, dx in dy's place: dx[%d] = %v, row loop %v", rows, n, i, inPlace[i], want[i])
+			}
+			if rows >= 8 && lnbFast(n) {
+				var s, ws [8]float64
+				smbSums8(&s, dy, y, n)
+				smbSums8Go(&ws, dy, y, n)
+				for r := range s {
+					if math.Float64bits(s[r]) != math.Float64bits(ws[r]) {
+						t.Fatalf("%d rows of %d: sum %d = %v, Go twin %v", rows, n, r, s[r], ws[r])
+					}
+				}
+			}
+		}
+	}
+}
+
 // checkGELUWithDerivative checks GELUWithDerivative against this build's GELU and
 // GELUBackward bit for bit: y is GELU(x), and Mul(dx, dy, d) is GELUBackward(dx, dy, x), on
 // lengths with every tail, values past erf's and erfc's ranges, ±Inf, NaN, zeros and

@@ -35,3 +35,9 @@ func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) { lnbDxGo(dx, dy, x, 
 
 // lnbCols adds one row's terms to dgamma and dbeta (see lnbColsGo).
 func lnbCols(dg, db, dy, x []float32, mu, rs float32) { lnbColsGo(dg, db, dy, x, mu, rs) }
+
+// smbSums8 is smbSums8Go (SoftmaxBackward does not call it here: lnbFast is false).
+func smbSums8(s *[8]float64, dy, y []float32, n int) { smbSums8Go(s, dy, y, n) }
+
+// smbDx sets one row of SoftmaxBackward's dx (see smbDxGo).
+func smbDx(dx, dy, y []float32, s float32) { smbDxGo(dx, dy, y, s) }
