@@ -563,3 +563,28 @@ func smbDx(dx, dy, y []float32, s float32) {
 	dy, y = dy[:n], y[:n]
 	smbDxAVX512(&dx[0], &dy[0], &y[0], n, s)
 }
+
+//go:noescape
+func pcgKeep16AVX512(keep *uint8, lanes *uint64, blocks int, jump *uint64, thr uint32)
+
+// pcgFast reports whether pcgKeep16AVX512 runs here (its 64-bit products need AVX-512 DQ).
+var pcgFast = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+
+// pcgKeepBlocks runs PCGKeep's whole blocks of 16 elements by the AVX-512 kernel where the CPU
+// has it, from the state (hi, lo) already stepped to, and returns how many elements it
+// decided, with (hi, lo) then at the state of the next draw (stepped to).
+func pcgKeepBlocks(keep []uint8, hi, lo *uint64, thr uint32) int {
+	blocks := len(keep) / 16
+	if !pcgFast || opsLevel != opsAVX512 || blocks == 0 {
+		return 0
+	}
+	var lanes [16]uint64
+	h, l := *hi, *lo
+	for r := range 8 {
+		lanes[r], lanes[8+r] = h, l
+		h, l = pcgStep(h, l)
+	}
+	pcgKeep16AVX512(&keep[0], &lanes[0], blocks, &pcgJump8[0], thr)
+	*hi, *lo = lanes[0], lanes[8]
+	return 16 * blocks
+}

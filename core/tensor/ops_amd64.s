@@ -1844,3 +1844,82 @@ smbdxloop:
 	JNZ     smbdxloop
 	VZEROUPPER
 	RET
+
+// func pcgKeep16AVX512(keep *uint8, lanes *uint64, blocks int, jump *uint64, thr uint32)
+// PCGKeep's decisions for blocks·16 elements from eight interleaved generators: lanes holds
+// their states [hi0..hi7, lo0..lo7], lane r the state (already stepped to) of draw 8t+r in
+// turn t; jump is pcgJump8 [a.hi, a.lo, c.hi, c.lo], the step that takes a lane eight draws
+// on. Each turn the eight draws (DXSM) give 16 32-bit halves in element order, compared with
+// thr; lanes is left at the states of the next turn's draws.
+TEXT ·pcgKeep16AVX512(SB), NOSPLIT, $0-36
+	MOVQ         keep+0(FP), DI
+	MOVQ         lanes+8(FP), SI
+	MOVQ         blocks+16(FP), CX
+	MOVQ         jump+24(FP), DX
+	VMOVDQU64    (SI), Z0
+	VMOVDQU64    64(SI), Z1
+	VPBROADCASTQ (DX), Z3
+	VPBROADCASTQ 8(DX), Z2
+	VPBROADCASTQ 16(DX), Z5
+	VPBROADCASTQ 24(DX), Z4
+	VPSRLQ       $32, Z2, Z6
+	MOVQ         $0xda942042e4dd58b5, AX
+	VPBROADCASTQ AX, Z7
+	MOVQ         $1, AX
+	VPBROADCASTQ AX, Z8
+	VPBROADCASTD AX, Z11
+	MOVQ         $0xffffffff, AX
+	VPBROADCASTQ AX, Z10
+	MOVL         thr+32(FP), AX
+	VPBROADCASTD AX, Z9
+
+pcgloop:
+	// The draws: h = hi ^ hi>>32; h *= cheapMul; h ^= h>>48; h *= lo|1.
+	VPSRLQ   $32, Z0, Z12
+	VPXORQ   Z0, Z12, Z12
+	VPMULLQ  Z7, Z12, Z12
+	VPSRLQ   $48, Z12, Z13
+	VPXORQ   Z13, Z12, Z12
+	VPORQ    Z8, Z1, Z13
+	VPMULLQ  Z13, Z12, Z12
+	// Element 2i is the low half of draw i, 2i+1 its high half: the dword lanes in order.
+	VPCMPUD    $5, Z9, Z12, K1
+	VMOVDQU32.Z Z11, K1, Z14
+	VPMOVDB    Z14, (DI)
+
+	// The states eight draws on: (hi, lo)·a + c mod 2¹²⁸. lo·a.lo's high 64 bits from 32-bit
+	// products.
+	VPMULLQ  Z2, Z1, Z15
+	VPADDQ   Z4, Z15, Z16
+	VPCMPUQ  $1, Z15, Z16, K2
+	VPSRLQ   $32, Z1, Z17
+	VPMULUDQ Z2, Z1, Z18
+	VPMULUDQ Z6, Z1, Z19
+	VPMULUDQ Z2, Z17, Z20
+	VPMULUDQ Z6, Z17, Z21
+	VPSRLQ   $32, Z18, Z18
+	VPANDQ   Z10, Z19, Z22
+	VPADDQ   Z22, Z18, Z18
+	VPANDQ   Z10, Z20, Z22
+	VPADDQ   Z22, Z18, Z18
+	VPSRLQ   $32, Z18, Z18
+	VPSRLQ   $32, Z19, Z19
+	VPSRLQ   $32, Z20, Z20
+	VPADDQ   Z19, Z21, Z21
+	VPADDQ   Z20, Z21, Z21
+	VPADDQ   Z18, Z21, Z21
+	VPMULLQ  Z3, Z1, Z22
+	VPMULLQ  Z2, Z0, Z23
+	VPADDQ   Z22, Z21, Z21
+	VPADDQ   Z23, Z21, Z21
+	VPADDQ   Z5, Z21, Z21
+	VPADDQ   Z8, Z21, K2, Z21
+	VMOVDQA64 Z21, Z0
+	VMOVDQA64 Z16, Z1
+	ADDQ     $16, DI
+	DECQ     CX
+	JNZ      pcgloop
+	VMOVDQU64 Z0, (SI)
+	VMOVDQU64 Z1, 64(SI)
+	VZEROUPPER
+	RET
