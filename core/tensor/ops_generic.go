@@ -42,5 +42,8 @@ func smbSums8(s *[8]float64, dy, y []float32, n int) { smbSums8Go(s, dy, y, n) }
 // smbDx sets one row of SoftmaxBackward's dx (see smbDxGo).
 func smbDx(dx, dy, y []float32, s float32) { smbDxGo(dx, dy, y, s) }
 
+// pcgFast reports whether PCGKeep has a vector kernel: not here.
+var pcgFast = false
+
 // pcgKeepBlocks decides no element here: PCGKeep runs the generator in Go.
 func pcgKeepBlocks(keep []uint8, hi, lo *uint64, thr uint32) int { return 0 }
