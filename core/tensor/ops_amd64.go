@@ -504,11 +504,12 @@ func lnbDxAVX512(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
 //go:noescape
 func lnbColsAVX512(dg, db, dy, x *float32, n int, mu, rs float32)
 
-// lnbFast reports whether LayerNormBackward's rows of n have the vector kernels lnbSums8,
-// lnbDx and lnbCols (AVX-512, n a multiple of 16: every hidden size of the BERT family).
-func lnbFast(n int) bool { return opsLevel == opsAVX512 && n > 0 && n%16 == 0 }
+// rows8Fast reports whether rows of n have the eight-row vector kernels of LayerNormBackward
+// (lnbSums8, lnbDx, lnbCols) and SoftmaxBackward (smbSums8, smbDx): AVX-512, n a multiple of
+// 16 (every hidden size of the BERT family, and sequences of 16, 32, … tokens).
+func rows8Fast(n int) bool { return opsLevel == opsAVX512 && n > 0 && n%16 == 0 }
 
-// lnbSums8 is lnbSums8Go by the AVX-512 kernel: lnbFast(n) must hold.
+// lnbSums8 is lnbSums8Go by the AVX-512 kernel: rows8Fast(n) must hold.
 func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
 	dy, x, g, mean, rstd = dy[:8*n], x[:8*n], g[:n], mean[:8], rstd[:8]
 	var pg, pb *float32
@@ -522,7 +523,7 @@ func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
 // lnbDx sets one row of LayerNormBackward's dx (see lnbDxGo).
 func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) {
 	n := len(dx)
-	if !lnbFast(n) {
+	if !rows8Fast(n) {
 		lnbDxGo(dx, dy, x, g, mu, rs, m1, m2)
 		return
 	}
@@ -533,7 +534,7 @@ func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) {
 // lnbCols adds one row's terms to dgamma and dbeta (see lnbColsGo).
 func lnbCols(dg, db, dy, x []float32, mu, rs float32) {
 	n := len(dg)
-	if !lnbFast(n) {
+	if !rows8Fast(n) {
 		lnbColsGo(dg, db, dy, x, mu, rs)
 		return
 	}
@@ -547,7 +548,7 @@ func smbSums8AVX512(s *float64, dy, y *float32, n int)
 //go:noescape
 func smbDxAVX512(dx, dy, y *float32, n int, s float32)
 
-// smbSums8 is smbSums8Go by the AVX-512 kernel: lnbFast(n) must hold (the same condition).
+// smbSums8 is smbSums8Go by the AVX-512 kernel: rows8Fast(n) must hold.
 func smbSums8(s *[8]float64, dy, y []float32, n int) {
 	dy, y = dy[:8*n], y[:8*n]
 	smbSums8AVX512(&s[0], &dy[0], &y[0], n)
@@ -556,7 +557,7 @@ func smbSums8(s *[8]float64, dy, y []float32, n int) {
 // smbDx sets one row of SoftmaxBackward's dx (see smbDxGo).
 func smbDx(dx, dy, y []float32, s float32) {
 	n := len(dx)
-	if !lnbFast(n) {
+	if !rows8Fast(n) {
 		smbDxGo(dx, dy, y, s)
 		return
 	}

@@ -98,7 +98,7 @@ func addColsGo(acc []float64, x []float32) {
 // dx may alias dy.
 func SoftmaxBackward(dx, dy, y []float32, n int) {
 	r := 0
-	if lnbFast(n) {
+	if rows8Fast(n) {
 		// Eight rows at a time with the vector kernels: each row's sum in its own float64
 		// lane, over the row in order (smbSums8), the same bits as the loop below.
 		var s [8]float64
@@ -182,7 +182,7 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 		return
 	}
 	g := gamma[:n:n]
-	fast := lnbFast(n)
+	fast := rows8Fast(n)
 	parallelChunks(rows, ceilDiv(rows, chunks), func(lo, hi int) {
 		// The columns in proportion to the rows (in runs of 16 for the vector kernels):
 		// consecutive chunks meet, so every column is summed by exactly one goroutine.
@@ -198,13 +198,8 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 		}
 		i := lo
 		if fast {
-			var s [16]float64
 			for ; i+8 <= hi; i += 8 {
-				lnbSums8(&s, nil, nil, dy[i*n:], x[i*n:], g, mean[i:], rstd[i:], n)
-				for r := range 8 {
-					k := (i + r) * n
-					lnbDx(dx[k:k+n:k+n], dy[k:k+n], x[k:k+n], g, mean[i+r], rstd[i+r], float32(s[r]/float64(n)), float32(s[8+r]/float64(n)))
-				}
+				layerNormBackward8(dx, nil, nil, dy, x, g, mean, rstd, n, i)
 			}
 		}
 		for ; i+2 <= hi; i += 2 { // two rows at a time, as layerNormBackwardRows
@@ -239,6 +234,18 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 			layerNormDx(dx[r:r+n:r+n], dyr, xr, g, mu, rs, s1, s2)
 		}
 	})
+}
+
+// layerNormBackward8 is layerNormBackwardRows on the eight rows [i, i+8) by the vector kernels
+// (rows8Fast(n)): their sums by lnbSums8 (which adds their terms to dg and db, unless nil),
+// then their dx.
+func layerNormBackward8(dx, dg, db, dy, x, g, mean, rstd []float32, n, i int) {
+	var s [16]float64
+	lnbSums8(&s, dg, db, dy[i*n:], x[i*n:], g, mean[i:], rstd[i:], n)
+	for r := range 8 {
+		k := (i + r) * n
+		lnbDx(dx[k:k+n:k+n], dy[k:k+n], x[k:k+n], g, mean[i+r], rstd[i+r], float32(s[r]/float64(n)), float32(s[8+r]/float64(n)))
+	}
 }
 
 // layerNormDx sets one row of LayerNormBackward's dx from the row's sums s1 = sum_j g[j] and
@@ -303,17 +310,12 @@ func layerNormBackwardRows(dx, dgamma, dbeta, dy, x, gamma, mean, rstd []float32
 	db := dbeta[:n:n]
 	rows := len(x) / n
 	i := 0
-	if lnbFast(n) {
+	if rows8Fast(n) {
 		// Eight rows at a time with the vector kernels: the sums of each row in its own
 		// float64 lane, over the columns in order (lnbSums8), so every sum is still the
 		// one-row loop's, bit for bit.
-		var s [16]float64
 		for ; i+8 <= rows; i += 8 {
-			lnbSums8(&s, dg, db, dy[i*n:], x[i*n:], g, mean[i:], rstd[i:], n)
-			for r := range 8 {
-				k := (i + r) * n
-				lnbDx(dx[k:k+n:k+n], dy[k:k+n], x[k:k+n], g, mean[i+r], rstd[i+r], float32(s[r]/float64(n)), float32(s[8+r]/float64(n)))
-			}
+			layerNormBackward8(dx, dg, db, dy, x, g, mean, rstd, n, i)
 		}
 	}
 	// Two rows at a time: their four sums are independent chains of float64 additions, where

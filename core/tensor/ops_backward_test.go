@@ -481,7 +481,7 @@ func TestLayerNormBackwardRowPairs(t *testing.T) {
 func TestLayerNormBackwardSums8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	for _, n := range []int{16, 32, 128, 784} {
-		if !lnbFast(n) {
+		if !rows8Fast(n) {
 			t.Skipf("no eight-row kernel for rows of %d on this CPU (%s)", n, Kernels())
 		}
 		x, dy, gamma := randSlice(rng, 8*n, 2), randSlice(rng, 8*n, 1), randSlice(rng, n, 1)
@@ -544,7 +544,7 @@ func TestSoftmaxBackwardRows(t *testing.T) {
 			if i := firstBitDiff(inPlace, want); i >= 0 {
 				t.Fatalf("%d rows of %d, dx in dy's place: dx[%d] = %v, row loop %v", rows, n, i, inPlace[i], want[i])
 			}
-			if rows >= 8 && lnbFast(n) {
+			if rows >= 8 && rows8Fast(n) {
 				var s, ws [8]float64
 				smbSums8(&s, dy, y, n)
 				smbSums8Go(&ws, dy, y, n)

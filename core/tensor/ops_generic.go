@@ -22,10 +22,11 @@ func addLayerNormRow(sum, out, a, b, g, beta []float32, eps float32) (mean, rstd
 // maskScale applies a dropout mask (see MaskScale).
 func maskScale(dst, src []float32, keep []uint8, scale float32) { maskScaleGo(dst, src, keep, scale) }
 
-// lnbFast reports whether LayerNormBackward's rows of n have vector kernels: not here.
-func lnbFast(n int) bool { return false }
+// rows8Fast reports whether rows of n have the eight-row vector kernels of LayerNormBackward
+// and SoftmaxBackward: not here.
+func rows8Fast(n int) bool { return false }
 
-// lnbSums8 is lnbSums8Go (LayerNormBackward does not call it here: lnbFast is false).
+// lnbSums8 is lnbSums8Go (not called here: rows8Fast is false).
 func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
 	lnbSums8Go(s, dg, db, dy, x, g, mean, rstd, n)
 }
@@ -36,7 +37,7 @@ func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) { lnbDxGo(dx, dy, x, 
 // lnbCols adds one row's terms to dgamma and dbeta (see lnbColsGo).
 func lnbCols(dg, db, dy, x []float32, mu, rs float32) { lnbColsGo(dg, db, dy, x, mu, rs) }
 
-// smbSums8 is smbSums8Go (SoftmaxBackward does not call it here: lnbFast is false).
+// smbSums8 is smbSums8Go (not called here: rows8Fast is false).
 func smbSums8(s *[8]float64, dy, y []float32, n int) { smbSums8Go(s, dy, y, n) }
 
 // smbDx sets one row of SoftmaxBackward's dx (see smbDxGo).
