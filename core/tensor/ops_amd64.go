@@ -504,12 +504,31 @@ func lnbDxAVX512(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
 //go:noescape
 func lnbColsAVX512(dg, db, dy, x *float32, n int, mu, rs float32)
 
-// rows8Fast reports whether rows of n have the eight-row vector kernels of LayerNormBackward
-// (lnbSums8, lnbDx, lnbCols) and SoftmaxBackward (smbSums8, smbDx): AVX-512, n a multiple of
-// 16 (every hidden size of the BERT family, and sequences of 16, 32, … tokens).
-func rows8Fast(n int) bool { return opsLevel == opsAVX512 && n > 0 && n%16 == 0 }
+//go:noescape
+func lnbSums4AVX2(s *float64, dg, db, dy, x, gamma, mean, rstd *float32, n int)
 
-// lnbSums8 is lnbSums8Go by the AVX-512 kernel: rows8Fast(n) must hold.
+//go:noescape
+func lnbDxAVX2(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
+
+//go:noescape
+func lnbColsAVX2(dg, db, dy, x *float32, n int, mu, rs float32)
+
+// rows8Fast reports whether rows of n have the eight-row vector kernels of LayerNormBackward
+// (lnbSums8, lnbDx, lnbCols) and SoftmaxBackward (smbSums8, smbDx): AVX-512 with n a multiple
+// of 16, or AVX2 with n a multiple of 8 (every hidden size of the BERT family, and sequences
+// of 16, 32, … tokens).
+func rows8Fast(n int) bool {
+	switch opsLevel {
+	case opsAVX512:
+		return n > 0 && n%16 == 0
+	case opsAVX2:
+		return n > 0 && n%8 == 0
+	}
+	return false
+}
+
+// lnbSums8 is lnbSums8Go by the assembly: rows8Fast(n) must hold. With AVX2 the eight rows go
+// as two runs of four, rows 0-3 first, so that dg and db still get the rows in order.
 func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
 	dy, x, g, mean, rstd = dy[:8*n], x[:8*n], g[:n], mean[:8], rstd[:8]
 	var pg, pb *float32
@@ -517,7 +536,16 @@ func lnbSums8(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
 		dg, db = dg[:n], db[:n]
 		pg, pb = &dg[0], &db[0]
 	}
-	lnbSums8AVX512(&s[0], pg, pb, &dy[0], &x[0], &g[0], &mean[0], &rstd[0], n)
+	if opsLevel == opsAVX512 {
+		lnbSums8AVX512(&s[0], pg, pb, &dy[0], &x[0], &g[0], &mean[0], &rstd[0], n)
+		return
+	}
+	var t [8]float64 // s1 and s2 of four rows
+	for h := 0; h < 8; h += 4 {
+		lnbSums4AVX2(&t[0], pg, pb, &dy[h*n], &x[h*n], &g[0], &mean[h], &rstd[h], n)
+		copy(s[h:h+4], t[:4])
+		copy(s[8+h:8+h+4], t[4:])
+	}
 }
 
 // lnbDx sets one row of LayerNormBackward's dx (see lnbDxGo).
@@ -528,7 +556,11 @@ func lnbDx(dx, dy, x, g []float32, mu, rs, m1, m2 float32) {
 		return
 	}
 	dy, x, g = dy[:n], x[:n], g[:n]
-	lnbDxAVX512(&dx[0], &dy[0], &x[0], &g[0], n, mu, rs, m1, m2)
+	if opsLevel == opsAVX512 {
+		lnbDxAVX512(&dx[0], &dy[0], &x[0], &g[0], n, mu, rs, m1, m2)
+		return
+	}
+	lnbDxAVX2(&dx[0], &dy[0], &x[0], &g[0], n, mu, rs, m1, m2)
 }
 
 // lnbCols adds one row's terms to dgamma and dbeta (see lnbColsGo).
@@ -539,7 +571,11 @@ func lnbCols(dg, db, dy, x []float32, mu, rs float32) {
 		return
 	}
 	db, dy, x = db[:n], dy[:n], x[:n]
-	lnbColsAVX512(&dg[0], &db[0], &dy[0], &x[0], n, mu, rs)
+	if opsLevel == opsAVX512 {
+		lnbColsAVX512(&dg[0], &db[0], &dy[0], &x[0], n, mu, rs)
+		return
+	}
+	lnbColsAVX2(&dg[0], &db[0], &dy[0], &x[0], n, mu, rs)
 }
 
 //go:noescape
@@ -548,10 +584,21 @@ func smbSums8AVX512(s *float64, dy, y *float32, n int)
 //go:noescape
 func smbDxAVX512(dx, dy, y *float32, n int, s float32)
 
-// smbSums8 is smbSums8Go by the AVX-512 kernel: rows8Fast(n) must hold.
+//go:noescape
+func smbSums4AVX2(s *float64, dy, y *float32, n int)
+
+//go:noescape
+func smbDxAVX2(dx, dy, y *float32, n int, s float32)
+
+// smbSums8 is smbSums8Go by the assembly: rows8Fast(n) must hold.
 func smbSums8(s *[8]float64, dy, y []float32, n int) {
 	dy, y = dy[:8*n], y[:8*n]
-	smbSums8AVX512(&s[0], &dy[0], &y[0], n)
+	if opsLevel == opsAVX512 {
+		smbSums8AVX512(&s[0], &dy[0], &y[0], n)
+		return
+	}
+	smbSums4AVX2(&s[0], &dy[0], &y[0], n)
+	smbSums4AVX2(&s[4], &dy[4*n], &y[4*n], n)
 }
 
 // smbDx sets one row of SoftmaxBackward's dx (see smbDxGo).
@@ -562,7 +609,11 @@ func smbDx(dx, dy, y []float32, s float32) {
 		return
 	}
 	dy, y = dy[:n], y[:n]
-	smbDxAVX512(&dx[0], &dy[0], &y[0], n, s)
+	if opsLevel == opsAVX512 {
+		smbDxAVX512(&dx[0], &dy[0], &y[0], n, s)
+		return
+	}
+	smbDxAVX2(&dx[0], &dy[0], &y[0], n, s)
 }
 
 //go:noescape

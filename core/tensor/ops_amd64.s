@@ -1923,3 +1923,259 @@ pcgloop:
 	VMOVDQU64 Z1, 64(SI)
 	VZEROUPPER
 	RET
+
+// TRANSPOSE4X8 turns four rows of 8 floats (r0-r3) into the 8 columns of 4 (row i in lane i):
+// column k < 4 in the low half of ck, 4+k in its high half (unpacks and shuffles within the
+// 128-bit lanes). t0-t3 are scratch.
+#define TRANSPOSE4X8(r0, r1, r2, r3, t0, t1, t2, t3, c0, c1, c2, c3) \
+	VUNPCKLPS r1, r0, t0; \
+	VUNPCKHPS r1, r0, t1; \
+	VUNPCKLPS r3, r2, t2; \
+	VUNPCKHPS r3, r2, t3; \
+	VSHUFPS   $0x44, t2, t0, c0; \
+	VSHUFPS   $0xee, t2, t0, c1; \
+	VSHUFPS   $0x44, t3, t1, c2; \
+	VSHUFPS   $0xee, t3, t1, c3
+
+// LNBACC4LO adds one column, in the low halves of (g, x), to the four rows' sums s1 (Y8) and
+// s2 (Y9), the product exact in float64 (as Go's). Clobbers Y11, Y12.
+#define LNBACC4LO(gx, xx) \
+	VCVTPS2PD gx, Y11; \
+	VCVTPS2PD xx, Y12; \
+	VADDPD    Y11, Y8, Y8; \
+	VMULPD    Y12, Y11, Y12; \
+	VADDPD    Y12, Y9, Y9
+
+// LNBACC4HI is LNBACC4LO for the column in the high halves. Clobbers Y11-Y13.
+#define LNBACC4HI(gy, xy) \
+	VEXTRACTF128 $1, gy, X13; \
+	VCVTPS2PD    X13, Y11; \
+	VEXTRACTF128 $1, xy, X13; \
+	VCVTPS2PD    X13, Y12; \
+	VADDPD       Y11, Y8, Y8; \
+	VMULPD       Y12, Y11, Y12; \
+	VADDPD       Y12, Y9, Y9
+
+// LNBROW4 loads 8 columns of one row of dy (at dya) into dyy and sets xy to those of
+// x̂ = (x - mean)·rstd (x at xa; mean and rstd moff bytes into R11 and R12). Clobbers Y11.
+#define LNBROW4(dya, xa, moff, dyy, xy) \
+	VMOVUPS      xa, xy; \
+	VBROADCASTSS moff(R11), Y11; \
+	VSUBPS       Y11, xy, xy; \
+	VBROADCASTSS moff(R12), Y11; \
+	VMULPS       Y11, xy, xy; \
+	VMOVUPS      dya, dyy
+
+// LNBDG4ROW adds one row's terms to dgamma (Y12) and dbeta (Y13). Clobbers Y14.
+#define LNBDG4ROW(dyy, xy) \
+	VMULPS dyy, xy, Y14; \
+	VADDPS Y14, Y12, Y12; \
+	VADDPS dyy, Y13, Y13
+
+// func lnbSums4AVX2(s *float64, dg, db, dy, x, gamma, mean, rstd *float32, n int)
+// lnbSums8AVX512 for four rows and n a positive multiple of 8: s[r] and s[4+r] are the sums
+// s1 and s2 of row r < 4, each over the row in order, and with dg not nil the rows are added
+// to dg and db in order.
+TEXT ·lnbSums4AVX2(SB), NOSPLIT, $0-72
+	MOVQ   dg+8(FP), R8
+	MOVQ   db+16(FP), R9
+	MOVQ   dy+24(FP), SI
+	MOVQ   x+32(FP), DX
+	MOVQ   gamma+40(FP), R10
+	MOVQ   mean+48(FP), R11
+	MOVQ   rstd+56(FP), R12
+	MOVQ   n+64(FP), CX
+	LEAQ   (CX*4), BX
+	LEAQ   (BX)(BX*2), R13
+	SHRQ   $3, CX
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+
+lnb4loop:
+	LNBROW4((SI), (DX), 0, Y0, Y4)
+	LNBROW4((SI)(BX*1), (DX)(BX*1), 4, Y1, Y5)
+	LNBROW4((SI)(BX*2), (DX)(BX*2), 8, Y2, Y6)
+	LNBROW4((SI)(R13*1), (DX)(R13*1), 12, Y3, Y7)
+	TESTQ R8, R8
+	JZ    lnb4nodg
+	VMOVUPS (R8), Y12
+	VMOVUPS (R9), Y13
+	LNBDG4ROW(Y0, Y4)
+	LNBDG4ROW(Y1, Y5)
+	LNBDG4ROW(Y2, Y6)
+	LNBDG4ROW(Y3, Y7)
+	VMOVUPS Y12, (R8)
+	VMOVUPS Y13, (R9)
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+
+lnb4nodg:
+	VMOVUPS (R10), Y10
+	VMULPS  Y10, Y0, Y0
+	VMULPS  Y10, Y1, Y1
+	VMULPS  Y10, Y2, Y2
+	VMULPS  Y10, Y3, Y3
+	TRANSPOSE4X8(Y0, Y1, Y2, Y3, Y11, Y12, Y13, Y14, Y0, Y1, Y2, Y3)
+	TRANSPOSE4X8(Y4, Y5, Y6, Y7, Y11, Y12, Y13, Y14, Y4, Y5, Y6, Y7)
+	LNBACC4LO(X0, X4)
+	LNBACC4LO(X1, X5)
+	LNBACC4LO(X2, X6)
+	LNBACC4LO(X3, X7)
+	LNBACC4HI(Y0, Y4)
+	LNBACC4HI(Y1, Y5)
+	LNBACC4HI(Y2, Y6)
+	LNBACC4HI(Y3, Y7)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R10
+	DECQ CX
+	JNZ  lnb4loop
+	MOVQ    s+0(FP), DI
+	VMOVUPD Y8, (DI)
+	VMOVUPD Y9, 32(DI)
+	VZEROUPPER
+	RET
+
+// func lnbDxAVX2(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
+// lnbDxAVX512 for n a positive multiple of 8.
+TEXT ·lnbDxAVX2(SB), NOSPLIT, $0-56
+	MOVQ         dx+0(FP), DI
+	MOVQ         dy+8(FP), SI
+	MOVQ         x+16(FP), DX
+	MOVQ         gamma+24(FP), R10
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mu+40(FP), Y12
+	VBROADCASTSS rs+44(FP), Y13
+	VBROADCASTSS m1+48(FP), Y14
+	VBROADCASTSS m2+52(FP), Y15
+	SHRQ         $3, CX
+
+lnbdx2loop:
+	VMOVUPS (DX), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  Y13, Y0, Y0
+	VMOVUPS (SI), Y1
+	VMULPS  (R10), Y1, Y1
+	VSUBPS  Y14, Y1, Y1
+	VMULPS  Y15, Y0, Y0
+	VSUBPS  Y0, Y1, Y1
+	VMULPS  Y13, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, R10
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     lnbdx2loop
+	VZEROUPPER
+	RET
+
+// func lnbColsAVX2(dg, db, dy, x *float32, n int, mu, rs float32)
+// lnbColsAVX512 for n a positive multiple of 8.
+TEXT ·lnbColsAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dg+0(FP), R8
+	MOVQ         db+8(FP), R9
+	MOVQ         dy+16(FP), SI
+	MOVQ         x+24(FP), DX
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mu+40(FP), Y12
+	VBROADCASTSS rs+44(FP), Y13
+	SHRQ         $3, CX
+
+lnbcol2loop:
+	VMOVUPS (DX), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  Y13, Y0, Y0
+	VMOVUPS (SI), Y1
+	VMULPS  Y1, Y0, Y0
+	VADDPS  (R8), Y0, Y0
+	VMOVUPS Y0, (R8)
+	VADDPS  (R9), Y1, Y1
+	VMOVUPS Y1, (R9)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	DECQ    CX
+	JNZ     lnbcol2loop
+	VZEROUPPER
+	RET
+
+// SMBACC4LO adds one column's products, in the low halves of (dy, y), to the four rows' sums
+// in Y8. Clobbers Y11, Y12.
+#define SMBACC4LO(ax, bx) \
+	VCVTPS2PD ax, Y11; \
+	VCVTPS2PD bx, Y12; \
+	VMULPD    Y12, Y11, Y12; \
+	VADDPD    Y12, Y8, Y8
+
+// SMBACC4HI is SMBACC4LO for the column in the high halves. Clobbers Y11-Y13.
+#define SMBACC4HI(ay, by) \
+	VEXTRACTF128 $1, ay, X13; \
+	VCVTPS2PD    X13, Y11; \
+	VEXTRACTF128 $1, by, X13; \
+	VCVTPS2PD    X13, Y12; \
+	VMULPD       Y12, Y11, Y12; \
+	VADDPD       Y12, Y8, Y8
+
+// func smbSums4AVX2(s *float64, dy, y *float32, n int)
+// smbSums8AVX512 for four rows and n a positive multiple of 8.
+TEXT ·smbSums4AVX2(SB), NOSPLIT, $0-32
+	MOVQ   dy+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   n+24(FP), CX
+	LEAQ   (CX*4), BX
+	LEAQ   (BX)(BX*2), R13
+	SHRQ   $3, CX
+	VXORPD Y8, Y8, Y8
+
+smb4loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y1
+	VMOVUPS (SI)(BX*2), Y2
+	VMOVUPS (SI)(R13*1), Y3
+	VMOVUPS (DX), Y4
+	VMOVUPS (DX)(BX*1), Y5
+	VMOVUPS (DX)(BX*2), Y6
+	VMOVUPS (DX)(R13*1), Y7
+	TRANSPOSE4X8(Y0, Y1, Y2, Y3, Y11, Y12, Y13, Y14, Y0, Y1, Y2, Y3)
+	TRANSPOSE4X8(Y4, Y5, Y6, Y7, Y11, Y12, Y13, Y14, Y4, Y5, Y6, Y7)
+	SMBACC4LO(X0, X4)
+	SMBACC4LO(X1, X5)
+	SMBACC4LO(X2, X6)
+	SMBACC4LO(X3, X7)
+	SMBACC4HI(Y0, Y4)
+	SMBACC4HI(Y1, Y5)
+	SMBACC4HI(Y2, Y6)
+	SMBACC4HI(Y3, Y7)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  smb4loop
+	MOVQ    s+0(FP), DI
+	VMOVUPD Y8, (DI)
+	VZEROUPPER
+	RET
+
+// func smbDxAVX2(dx, dy, y *float32, n int, s float32)
+// smbDxAVX512 for n a positive multiple of 8.
+TEXT ·smbDxAVX2(SB), NOSPLIT, $0-36
+	MOVQ         dx+0(FP), DI
+	MOVQ         dy+8(FP), SI
+	MOVQ         y+16(FP), DX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS s+32(FP), Y12
+	SHRQ         $3, CX
+
+smbdx2loop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y12, Y0, Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     smbdx2loop
+	VZEROUPPER
+	RET

@@ -338,3 +338,15 @@ func TestGELUWithDerivativeAsm(t *testing.T) { forEachAsm(t, checkGELUWithDeriva
 
 // TestMaskScaleAsm runs TestMaskScale's checks on each instruction set.
 func TestMaskScaleAsm(t *testing.T) { forEachAsm(t, TestMaskScale) }
+
+// TestBackwardRowKernelsAsm runs the tests of LayerNormBackward's and SoftmaxBackward's
+// eight-row kernels on each instruction set the CPU has (AVX-512's eight rows at once, AVX2's
+// two runs of four), each against the row loop or the Go twins bit for bit.
+func TestBackwardRowKernelsAsm(t *testing.T) {
+	forEachAsm(t, func(t *testing.T) {
+		t.Run("Sums8", TestLayerNormBackwardSums8)
+		t.Run("RowPairs", TestLayerNormBackwardRowPairs)
+		t.Run("Chunks", TestBackwardChunks)
+		t.Run("Softmax", TestSoftmaxBackwardRows)
+	})
+}
