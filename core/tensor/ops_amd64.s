@@ -174,17 +174,18 @@ lbl: \
 	VBROADCASTSS C_INF32, K2, Z1; \
 	VPXORD      Z1, Z1, K3, Z1
 
-// EXPF2 is EXPF on two vectors at once, its steps interleaved: Z1 = expf(Z0) and
-// Z11 = expf(Z10), lane by lane, the same operations in the same order for each. One EXPF a
-// turn is a chain of about twenty dependent steps: the core kept too few turns in flight
-// to fill its pipes (23 cycles a vector in L1); two independent chains side by side halve
-// that. Clobbers Z2-Z4, Z13-Z15, K2-K5.
+// HORNER32X2 is HORNER32 on two vectors at once: p = p*x + c and q = q*y + c.
 #define HORNER32X2(x, p, y, q, c) \
 	VMULPS      x, p, p; \
 	VMULPS      y, q, q; \
 	VADDPS.BCST c, p, p; \
 	VADDPS.BCST c, q, q
 
+// EXPF2 is EXPF on two vectors at once, its steps interleaved: Z1 = expf(Z0) and
+// Z11 = expf(Z10), lane by lane, the same operations in the same order for each. One EXPF a
+// turn is a chain of about twenty dependent steps: the core kept too few turns in flight
+// to fill its pipes (23 cycles a vector in L1); two independent chains side by side take 18.
+// Clobbers Z2-Z4, Z13-Z15, K2-K5.
 #define EXPF2 \
 	VMULPS.BCST  C_LOG2E32, Z0, Z2; \
 	VMULPS.BCST  C_LOG2E32, Z10, Z13; \
@@ -1571,13 +1572,14 @@ ms2done:
 	LNBLOADROW((SI)(R13*2), (DX)(R13*2), 24, Z6, Z14); \
 	LNBLOADROW((SI)(AX*1), (DX)(AX*1), 28, Z7, Z15)
 
-// LNBDGDB adds the eight rows to dgamma (R8) and dbeta (R9), row after row: dg += dy·x̂,
-// db += dy, as layerNormBackwardRow does for each row in turn.
+// LNBDGROW adds one row's terms to dgamma (Z27) and dbeta (Z28). Clobbers Z24.
 #define LNBDGROW(dyz, xz) \
 	VMULPS dyz, xz, Z24; \
 	VADDPS Z24, Z27, Z27; \
 	VADDPS dyz, Z28, Z28
 
+// LNBDGDB adds the eight rows to dgamma (R8) and dbeta (R9), row after row: dg += dy·x̂,
+// db += dy, as layerNormBackwardRow does for each row in turn.
 #define LNBDGDB \
 	VMOVUPS (R8), Z27; \
 	VMOVUPS (R9), Z28; \
