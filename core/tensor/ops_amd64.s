@@ -1679,6 +1679,52 @@ lnbdone:
 	VZEROUPPER
 	RET
 
+// The row loops of LayerNormBackward and SoftmaxBackward, one vector of w bytes a step (the
+// AVX-512 and AVX2 kernels differ only in their registers and w).
+//
+// LNBDXSTEP: dx (DI) = rs·((dy (SI)·gamma (R10) - m1) - x̂·m2), x̂ = (x (DX) - mu)·rs.
+#define LNBDXSTEP(v0, v1, mu, rs, m1, m2, w) \
+	VMOVUPS (DX), v0; \
+	VSUBPS  mu, v0, v0; \
+	VMULPS  rs, v0, v0; \
+	VMOVUPS (SI), v1; \
+	VMULPS  (R10), v1, v1; \
+	VSUBPS  m1, v1, v1; \
+	VMULPS  m2, v0, v0; \
+	VSUBPS  v0, v1, v1; \
+	VMULPS  rs, v1, v1; \
+	VMOVUPS v1, (DI); \
+	ADDQ    $w, SI; \
+	ADDQ    $w, DX; \
+	ADDQ    $w, R10; \
+	ADDQ    $w, DI
+
+// LNBCOLSTEP: dgamma (R8) += dy (SI)·x̂, dbeta (R9) += dy, x̂ = (x (DX) - mu)·rs.
+#define LNBCOLSTEP(v0, v1, mu, rs, w) \
+	VMOVUPS (DX), v0; \
+	VSUBPS  mu, v0, v0; \
+	VMULPS  rs, v0, v0; \
+	VMOVUPS (SI), v1; \
+	VMULPS  v1, v0, v0; \
+	VADDPS  (R8), v0, v0; \
+	VMOVUPS v0, (R8); \
+	VADDPS  (R9), v1, v1; \
+	VMOVUPS v1, (R9); \
+	ADDQ    $w, SI; \
+	ADDQ    $w, DX; \
+	ADDQ    $w, R8; \
+	ADDQ    $w, R9
+
+// SMBDXSTEP: dx (DI) = y (DX)·(dy (SI) - s).
+#define SMBDXSTEP(v0, sv, w) \
+	VMOVUPS (SI), v0; \
+	VSUBPS  sv, v0, v0; \
+	VMULPS  (DX), v0, v0; \
+	VMOVUPS v0, (DI); \
+	ADDQ    $w, SI; \
+	ADDQ    $w, DX; \
+	ADDQ    $w, DI
+
 // func lnbDxAVX512(dx, dy, x, gamma *float32, n int, mu, rs, m1, m2 float32)
 // One row of LayerNormBackward's dx (n a positive multiple of 16), as layerNormDx:
 // dx = rs·((dy·gamma - m1) - x̂·m2) with x̂ = (x - mu)·rs.
@@ -1695,22 +1741,9 @@ TEXT ·lnbDxAVX512(SB), NOSPLIT, $0-56
 	SHRQ         $4, CX
 
 lnbdxloop:
-	VMOVUPS (DX), Z0
-	VSUBPS  Z20, Z0, Z0
-	VMULPS  Z21, Z0, Z0
-	VMOVUPS (SI), Z1
-	VMULPS  (R10), Z1, Z1
-	VSUBPS  Z22, Z1, Z1
-	VMULPS  Z23, Z0, Z0
-	VSUBPS  Z0, Z1, Z1
-	VMULPS  Z21, Z1, Z1
-	VMOVUPS Z1, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DX
-	ADDQ    $64, R10
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     lnbdxloop
+	LNBDXSTEP(Z0, Z1, Z20, Z21, Z22, Z23, 64)
+	DECQ CX
+	JNZ  lnbdxloop
 	VZEROUPPER
 	RET
 
@@ -1728,21 +1761,9 @@ TEXT ·lnbColsAVX512(SB), NOSPLIT, $0-48
 	SHRQ         $4, CX
 
 lnbcolloop:
-	VMOVUPS (DX), Z0
-	VSUBPS  Z20, Z0, Z0
-	VMULPS  Z21, Z0, Z0
-	VMOVUPS (SI), Z1
-	VMULPS  Z1, Z0, Z0
-	VADDPS  (R8), Z0, Z0
-	VMOVUPS Z0, (R8)
-	VADDPS  (R9), Z1, Z1
-	VMOVUPS Z1, (R9)
-	ADDQ    $64, SI
-	ADDQ    $64, DX
-	ADDQ    $64, R8
-	ADDQ    $64, R9
-	DECQ    CX
-	JNZ     lnbcolloop
+	LNBCOLSTEP(Z0, Z1, Z20, Z21, 64)
+	DECQ CX
+	JNZ  lnbcolloop
 	VZEROUPPER
 	RET
 
@@ -1835,15 +1856,9 @@ TEXT ·smbDxAVX512(SB), NOSPLIT, $0-36
 	SHRQ         $4, CX
 
 smbdxloop:
-	VMOVUPS (SI), Z0
-	VSUBPS  Z20, Z0, Z0
-	VMULPS  (DX), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DX
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     smbdxloop
+	SMBDXSTEP(Z0, Z20, 64)
+	DECQ CX
+	JNZ  smbdxloop
 	VZEROUPPER
 	RET
 
@@ -2053,22 +2068,9 @@ TEXT ·lnbDxAVX2(SB), NOSPLIT, $0-56
 	SHRQ         $3, CX
 
 lnbdx2loop:
-	VMOVUPS (DX), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  Y13, Y0, Y0
-	VMOVUPS (SI), Y1
-	VMULPS  (R10), Y1, Y1
-	VSUBPS  Y14, Y1, Y1
-	VMULPS  Y15, Y0, Y0
-	VSUBPS  Y0, Y1, Y1
-	VMULPS  Y13, Y1, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, DX
-	ADDQ    $32, R10
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     lnbdx2loop
+	LNBDXSTEP(Y0, Y1, Y12, Y13, Y14, Y15, 32)
+	DECQ CX
+	JNZ  lnbdx2loop
 	VZEROUPPER
 	RET
 
@@ -2085,21 +2087,9 @@ TEXT ·lnbColsAVX2(SB), NOSPLIT, $0-48
 	SHRQ         $3, CX
 
 lnbcol2loop:
-	VMOVUPS (DX), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  Y13, Y0, Y0
-	VMOVUPS (SI), Y1
-	VMULPS  Y1, Y0, Y0
-	VADDPS  (R8), Y0, Y0
-	VMOVUPS Y0, (R8)
-	VADDPS  (R9), Y1, Y1
-	VMOVUPS Y1, (R9)
-	ADDQ    $32, SI
-	ADDQ    $32, DX
-	ADDQ    $32, R8
-	ADDQ    $32, R9
-	DECQ    CX
-	JNZ     lnbcol2loop
+	LNBCOLSTEP(Y0, Y1, Y12, Y13, 32)
+	DECQ CX
+	JNZ  lnbcol2loop
 	VZEROUPPER
 	RET
 
@@ -2170,14 +2160,8 @@ TEXT ·smbDxAVX2(SB), NOSPLIT, $0-36
 	SHRQ         $3, CX
 
 smbdx2loop:
-	VMOVUPS (SI), Y0
-	VSUBPS  Y12, Y0, Y0
-	VMULPS  (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, DX
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     smbdx2loop
+	SMBDXSTEP(Y0, Y12, 32)
+	DECQ CX
+	JNZ  smbdx2loop
 	VZEROUPPER
 	RET

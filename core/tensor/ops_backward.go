@@ -221,17 +221,9 @@ func layerNormBackwardChunks(chunks int, dx, dgamma, dbeta, dy, x, gamma, mean, 
 		}
 		for ; i < hi; i++ {
 			r := i * n
-			xr := x[r : r+n : r+n]
-			dyr := dy[r : r+n : r+n]
-			mu, rs := mean[i], rstd[i]
-			var s1, s2 float64
-			for j, v := range xr {
-				xh := (v - mu) * rs
-				gj := dyr[j] * g[j]
-				s1 += float64(gj)
-				s2 += float64(gj) * float64(xh)
-			}
-			layerNormDx(dx[r:r+n:r+n], dyr, xr, g, mu, rs, s1, s2)
+			xr, dyr := x[r:r+n:r+n], dy[r:r+n:r+n]
+			s1, s2 := layerNormRowSums(dyr, xr, g, mean[i], rstd[i])
+			layerNormDx(dx[r:r+n:r+n], dyr, xr, g, mean[i], rstd[i], s1, s2)
 		}
 	})
 }
@@ -246,6 +238,19 @@ func layerNormBackward8(dx, dg, db, dy, x, g, mean, rstd []float32, n, i int) {
 		k := (i + r) * n
 		lnbDx(dx[k:k+n:k+n], dy[k:k+n], x[k:k+n], g, mean[i+r], rstd[i+r], float32(s[r]/float64(n)), float32(s[8+r]/float64(n)))
 	}
+}
+
+// layerNormRowSums returns one row's sums s1 = sum_j g[j] and s2 = sum_j g[j]·x̂[j] (g = dy·gamma,
+// x̂ = (x - mu)·rs) in float64, over the row in order: layerNormBackwardRow's sums.
+func layerNormRowSums(dyr, xr, gamma []float32, mu, rs float32) (s1, s2 float64) {
+	dyr, gamma = dyr[:len(xr)], gamma[:len(xr)]
+	for j, v := range xr {
+		xh := (v - mu) * rs
+		gj := dyr[j] * gamma[j]
+		s1 += float64(gj)
+		s2 += float64(gj) * float64(xh)
+	}
+	return s1, s2
 }
 
 // layerNormDx sets one row of LayerNormBackward's dx from the row's sums s1 = sum_j g[j] and
@@ -287,17 +292,9 @@ func lnbSums8Go(s *[16]float64, dg, db, dy, x, g, mean, rstd []float32, n int) {
 	g = g[:n:n]
 	for r := range 8 {
 		xr, dyr := x[r*n:(r+1)*n:(r+1)*n], dy[r*n:(r+1)*n:(r+1)*n]
-		mu, rs := mean[r], rstd[r]
-		var s1, s2 float64
-		for j, v := range xr {
-			xh := (v - mu) * rs
-			gj := dyr[j] * g[j]
-			s1 += float64(gj)
-			s2 += float64(gj) * float64(xh)
-		}
-		s[r], s[8+r] = s1, s2
+		s[r], s[8+r] = layerNormRowSums(dyr, xr, g, mean[r], rstd[r])
 		if dg != nil {
-			lnbColsGo(dg, db, dyr, xr, mu, rs)
+			lnbColsGo(dg, db, dyr, xr, mean[r], rstd[r])
 		}
 	}
 }
