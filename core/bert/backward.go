@@ -3,6 +3,7 @@ package bert
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/bertlab/bertlab/core/tensor"
 )
@@ -313,14 +314,16 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 		c.PositionIDs(posIDs, b.InputIDs, b.S)
 	}
 	// The rows are added token by token, in order (a word's row sums its tokens' gradients in
-	// the same order on any number of threads); the goroutines split the columns, in runs of
-	// 16 floats.
-	tensor.ParallelFor((H+15)/16, func(lo, hi int) {
-		c0, c1 := lo*16, min(hi*16, H)
-		add := func(dst, src []float32) { tensor.Add(dst[c0:c1], dst[c0:c1], src[c0:c1]) }
+	// the same order on any number of threads); goroutine t of parts takes the rows whose
+	// index is t modulo parts, whole, in each of the three tables (split by columns instead,
+	// every goroutine waited on a cache miss for every token's rows).
+	parts := runtime.GOMAXPROCS(0)
+	tensor.ParallelFor(parts, func(lo, hi int) {
+		mine := func(r int) bool { return r%parts >= lo && r%parts < hi }
+		add := func(dst, src []float32) { tensor.Add(dst, dst, src) }
 		for i := 0; i < b.B*b.S; i++ {
 			row := tmp[i*H : (i+1)*H]
-			if id := b.InputIDs[i]; id != c.PadTokenID {
+			if id := b.InputIDs[i]; id != c.PadTokenID && mine(id) {
 				add(g.WordEmb.Row(id), row)
 			}
 			if g.TypeEmb != nil {
@@ -328,7 +331,9 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 				if b.TokenTypeIDs != nil {
 					t = b.TokenTypeIDs[i]
 				}
-				add(g.TypeEmb.Row(t), row)
+				if mine(t) {
+					add(g.TypeEmb.Row(t), row)
+				}
 			}
 			if !c.Relative() && g.PosEmb != nil { // relative positions add no position embedding: it gets no gradient
 				pid := i % b.S
@@ -336,7 +341,7 @@ func (m *Model) embedBackward(a *Activations, dh, tmp []float32, g *Model) {
 					pid = posIDs[i]
 				}
 				// RoBERTa's position embeddings have padding_idx: a pad's row gets no gradient.
-				if posIDs == nil || pid != c.PadTokenID {
+				if (posIDs == nil || pid != c.PadTokenID) && mine(pid) {
 					add(g.PosEmb.Row(pid), row)
 				}
 			}

@@ -151,9 +151,15 @@ func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 		}
 		return
 	}
-	hs := startHelpers(count - 1)
+	// One helper per other processor at most: the chunks beyond are claimed by whoever is
+	// free.
+	hs := startHelpers(min(count, runtime.GOMAXPROCS(0)) - 1)
 	j := parJobs.get()
-	j.fn, j.n, j.chunk, j.count = fn, n, chunk, count
+	// The caller runs the last chunk first (as ParallelFor promises), and the helpers claim the
+	// others from the first on: with as many chunks as goroutines, helper i runs chunk i and
+	// the caller the last, the same split call after call, so that the rows one operation
+	// writes tend to be read by the next on the same core.
+	j.fn, j.n, j.chunk, j.count = fn, n, chunk, count-1
 	j.next.Store(0)
 	j.helping.Store(int32(len(hs)))
 	for _, h := range hs {
@@ -168,7 +174,9 @@ func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 			parBusy.Store(false)
 		}
 	}()
-	j.run()
+	lo := (count - 1) * chunk
+	fn(lo, min(lo+chunk, n))
+	j.run() // the chunks no helper has claimed yet (a parked helper wakes slowly)
 	j.wait()
 	finished = true
 	j.fn = nil // do not keep the caller's closure (and what it holds) alive

@@ -96,39 +96,66 @@ func TestClipGradNorm(t *testing.T) {
 	}
 }
 
-// TestAdamWThreadsAgree checks that a parameter large enough to be updated on several threads
-// (and clipped on several) gets the same bits as on one thread, and that every element was
-// updated (a lost chunk would stay at its start).
+// TestAdamWThreadsAgree: AdamW over parameters of unequal sizes, with and without weight
+// decay, split over 2 and 3 threads (and clipped) gets the same bits as on one thread; each
+// parameter gets what an optimizer of that parameter alone gives it (the split of the run of
+// all values into the parameters is right); and every element was updated (a lost chunk would
+// stay at its start).
 func TestAdamWThreadsAgree(t *testing.T) {
-	n := 3*parallelUpdateMin + 17
-	run := func(procs int) []float32 {
+	sizes := []int{5, parallelUpdateMin + 3, 3*parallelUpdateMin + 17, 1, 40}
+	names := []string{"a.weight", "b.bias", "c.weight", "d.LayerNorm.weight", "e.weight"}
+	start := func(k, i int) float32 { return float32((i+k)%97) * 0.01 }
+	grad := func(k, i int) float32 { return float32((i*(k+1))%89-44) * 0.3 }
+	// run takes three steps on the parameters ks with GOMAXPROCS procs and returns them.
+	run := func(procs int, ks []int) [][]float32 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		w := make([]float32, n)
-		g := make([]float32, n)
-		for i := range w {
-			w[i] = float32(i%97) * 0.01
-			g[i] = float32(i%89-44) * 0.3
+		var params []bert.Param
+		var ws [][]float32
+		for _, k := range ks {
+			w := make([]float32, sizes[k])
+			for i := range w {
+				w[i] = start(k, i)
+			}
+			ws = append(ws, w)
+			params = append(params, bert.Param{Name: names[k], T: &tensor.Tensor{Shape: []int{len(w)}, Data: w}})
 		}
-		params := []bert.Param{{Name: "big.weight", T: &tensor.Tensor{Shape: []int{n}, Data: w}}}
 		o := NewAdamW(params, AdamWConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-6, WeightDecay: 0.01})
 		for step := range 3 {
-			gs := []bert.Param{{Name: "big.weight", T: &tensor.Tensor{Shape: []int{n}, Data: append([]float32(nil), g...)}}}
-			if norm := ClipGradNorm(gs, 1); norm <= 1 {
-				t.Fatalf("norm %g: the test wants clipping", norm)
+			var gs []bert.Param
+			for _, k := range ks {
+				g := make([]float32, sizes[k])
+				for i := range g {
+					g[i] = grad(k, i)
+				}
+				gs = append(gs, bert.Param{Name: names[k], T: &tensor.Tensor{Shape: []int{len(g)}, Data: g}})
 			}
-			if err := o.Apply(gs, 1e-3*float64(step+1)); err != nil {
+			if err := o.ApplyScaled(gs, 1e-3*float64(step+1), 0.5); err != nil {
 				t.Fatal(err)
 			}
 		}
-		return w
+		return ws
 	}
-	one, two := run(1), run(2)
-	for i := range one {
-		if math.Float32bits(one[i]) != math.Float32bits(two[i]) {
-			t.Fatalf("w[%d]: %g on one thread, %g on two", i, one[i], two[i])
+	all := []int{0, 1, 2, 3, 4}
+	one := run(1, all)
+	for _, procs := range []int{2, 3} {
+		got := run(procs, all)
+		for k := range one {
+			for i := range one[k] {
+				if math.Float32bits(one[k][i]) != math.Float32bits(got[k][i]) {
+					t.Fatalf("%s[%d]: %g on one thread, %g on %d", names[k], i, one[k][i], got[k][i], procs)
+				}
+			}
 		}
-		if start := float32(i%97) * 0.01; one[i] == start && i%89 != 44 {
-			t.Fatalf("w[%d] was not updated", i)
+	}
+	for k := range one {
+		alone := run(2, []int{k})[0]
+		for i, w := range one[k] {
+			if math.Float32bits(w) != math.Float32bits(alone[i]) {
+				t.Fatalf("%s[%d]: %g among the others, %g alone", names[k], i, w, alone[i])
+			}
+			if w == start(k, i) && grad(k, i) != 0 {
+				t.Fatalf("%s[%d] was not updated", names[k], i)
+			}
 		}
 	}
 }
@@ -208,8 +235,9 @@ func TestClipCoef(t *testing.T) {
 }
 
 // TestGradNormSameOnAnyThreads: the norm of gradients of unequal sizes, their sums of squares
-// taken on several goroutines, is bit for bit the one-goroutine sum in the gradients' order,
-// and that is the norm computed by hand for a small case.
+// taken on several goroutines, is bit for bit the one-goroutine sum of the runs of 65,536
+// values in order, gradient by gradient, and that is the norm computed by hand for a small
+// case.
 func TestGradNormSameOnAnyThreads(t *testing.T) {
 	sizes := []int{3, 70000, 1, 513, 200000, 64, 9}
 	var grads []bert.Param
@@ -222,7 +250,11 @@ func TestGradNormSameOnAnyThreads(t *testing.T) {
 	}
 	var ss float64
 	for _, g := range grads {
-		ss += tensor.SumSquares(g.T.Data)
+		var sg float64
+		for d := g.T.Data; len(d) > 0; d = d[min(len(d), 1<<16):] {
+			sg += tensor.SumSquares(d[:min(len(d), 1<<16)])
+		}
+		ss += sg
 	}
 	want := math.Sqrt(ss)
 	for _, procs := range []int{1, 2, 3} {
