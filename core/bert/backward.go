@@ -132,13 +132,15 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	L, G, la := m.Block(l), g.Block(l), &a.layers[l]
 	drop := a.pass.drop
 
-	// out = LayerNorm(attnOut + dropout(dense(inter))).
-	dsum := ws.t1
-	tensor.LayerNormBackward(dsum, G.OutLN.W.Data, G.OutLN.B.Data, ws.dy, la.sum2.Data, L.OutLN.W.Data, la.mean2, la.rstd2, H)
-	da := ws.t2 // d attnOut: the residual branch, then the feed-forward branch added
-	copy(da, dsum)
+	// out = LayerNorm(attnOut + dropout(dense(inter))). d attnOut (da) starts as the gradient
+	// of the LayerNorm's input (the residual branch), the feed-forward branch added below; the
+	// dense layer's output gets it through the dropout mask (dsum).
+	da := ws.t1
+	tensor.LayerNormBackward(da, G.OutLN.W.Data, G.OutLN.B.Data, ws.dy, la.sum2.Data, L.OutLN.W.Data, la.mean2, la.rstd2, H)
+	dsum := da
 	if la.keep2 != nil {
-		DropoutBackward(dsum, la.keep2, drop.hidden)
+		dsum = ws.t2
+		dropoutBackwardTo(dsum, da, la.keep2, drop.hidden)
 	}
 	tensor.LinearBackward(ws.dg, G.Out.W.Data, G.Out.B.Data, dsum, la.Intermediate.Data, L.Out.W.Data, rows, I, H, 0)
 	tensor.ParallelFor(rows, func(lo, hi int) {
@@ -151,13 +153,15 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 	})
 	tensor.LinearBackward(da, G.Inter.W.Data, G.Inter.B.Data, ws.dg, la.AttentionOutput.Data, L.Inter.W.Data, rows, H, I, 1)
 
-	// attnOut = LayerNorm(x + dropout(dense(ctx))).
-	tensor.LayerNormBackward(dsum, G.AttnLN.W.Data, G.AttnLN.B.Data, da, la.sum1.Data, L.AttnLN.W.Data, la.mean1, la.rstd1, H)
-	copy(ws.dx, dsum) // the residual branch of d x
+	// attnOut = LayerNorm(x + dropout(dense(ctx))): d x starts as the LayerNorm input's
+	// gradient (the residual branch), Q, K and V's added at the end.
+	tensor.LayerNormBackward(ws.dx, G.AttnLN.W.Data, G.AttnLN.B.Data, da, la.sum1.Data, L.AttnLN.W.Data, la.mean1, la.rstd1, H)
+	dsum = ws.dx
 	if la.keep1 != nil {
-		DropoutBackward(dsum, la.keep1, drop.hidden)
+		dsum = ws.t2
+		dropoutBackwardTo(dsum, ws.dx, la.keep1, drop.hidden)
 	}
-	dctx := ws.t2
+	dctx := ws.t1
 	tensor.LinearBackward(dctx, G.AttnOut.W.Data, G.AttnOut.B.Data, dsum, la.Context.Data, L.AttnOut.W.Data, rows, H, H, 0)
 	headMaskBackward(a.pass.headMask, l, A, la, dctx, ws.dHeadMask)
 

@@ -35,9 +35,17 @@ func Dropout(x []float32, keep []uint8, p float64, seed, stream uint64) {
 }
 
 // DropoutBackward applies the mask of Dropout to a gradient in place: dx[i] *= keep[i]/(1-p).
-func DropoutBackward(dx []float32, keep []uint8, p float64) {
+func DropoutBackward(dx []float32, keep []uint8, p float64) { dropoutBackwardTo(dx, dx, keep, p) }
+
+// dropoutBackwardTo is DropoutBackward from dy into dx [len(dy)] (which may be dy itself):
+// dx[i] = dy[i]·keep[i]/(1-p). A layer's backward that needs the gradient both before and
+// after the mask (the residual branch, and the branch through the dense layer) writes the
+// masked one beside the other instead of copying it first.
+func dropoutBackwardTo(dx, dy []float32, keep []uint8, p float64) {
+	dy = dy[:len(dx)]
 	switch {
 	case p <= 0:
+		copy(dx, dy)
 		return
 	case p >= 1:
 		clear(dx)
@@ -46,21 +54,16 @@ func DropoutBackward(dx []float32, keep []uint8, p float64) {
 	keep = keep[:len(dx)]
 	scale := float32(1 / (1 - p))
 	if len(dx) < dropoutParallelMin {
-		dropoutBackwardRange(dx, keep, scale)
+		tensor.MaskScale(dx, dy, keep, scale)
 		return
 	}
 	// Element by element: any split over the processors gives the same bits.
-	tensor.ParallelFor(len(dx), func(lo, hi int) { dropoutBackwardRange(dx[lo:hi], keep[lo:hi], scale) })
+	tensor.ParallelFor(len(dx), func(lo, hi int) { tensor.MaskScale(dx[lo:hi], dy[lo:hi], keep[lo:hi], scale) })
 }
 
 // dropoutParallelMin is the smallest gradient that DropoutBackward splits over goroutines (a
 // hidden state of BERT-Mini's 128 tokens).
 const dropoutParallelMin = 1 << 15
-
-// dropoutBackwardRange sets dx[i] = dx[i]·scale where keep[i] is 1, else 0.
-func dropoutBackwardRange(dx []float32, keep []uint8, scale float32) {
-	tensor.MaskScale(dx, dx, keep, scale)
-}
 
 // HeadDropoutStream is the first dropout stream (see Dropout) that the encoder never uses.
 const HeadDropoutStream uint64 = 1 << 62
