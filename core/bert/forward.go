@@ -309,6 +309,58 @@ func (m *Model) encode(b Batch, p *pass, tr *Trace, ta *Activations) *tensor.Ten
 	return h
 }
 
+// embedSum forms rows of the embedding sum word + type (+ position) into x [B·S, E], and the
+// trace's copies of the rows looked up (see embed).
+type embedSum struct {
+	m        *Model
+	b        Batch
+	x        []float32
+	posIDs   []int     // nil: position i mod S
+	zeros    []float32 // the type row of a model without token types
+	relative bool      // no position row in the sum
+	tr       *Trace
+	E        int
+}
+
+// embedParallelMin is the smallest sum (B·S·E values) that embed splits over goroutines: the
+// rows it looks up are scattered over the embedding tables, so each one is a cache miss, and
+// two goroutines wait on twice as many at once.
+const embedParallelMin = 1 << 15
+
+// rows forms rows [lo, hi) of the sum.
+func (j *embedSum) rows(lo, hi int) {
+	m, b, E := j.m, j.b, j.E
+	for i := lo; i < hi; i++ {
+		w := m.WordEmb.Row(b.InputIDs[i])
+		ty := j.zeros
+		if m.TypeEmb != nil {
+			t := 0
+			if b.TokenTypeIDs != nil {
+				t = b.TokenTypeIDs[i]
+			}
+			ty = m.TypeEmb.Row(t)
+		}
+		row := j.x[i*E : (i+1)*E]
+		// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
+		tensor.Add(row, w, ty)
+		if !j.relative {
+			pid := i % b.S
+			if j.posIDs != nil {
+				pid = j.posIDs[i]
+			}
+			pos := m.PosEmb.Row(pid)
+			tensor.Add(row, row, pos)
+			if j.tr != nil {
+				copy(j.tr.PosEmb.Row(i), pos)
+			}
+		}
+		if j.tr != nil {
+			copy(j.tr.WordEmb.Row(i), w)
+			copy(j.tr.TypeEmb.Row(i), ty)
+		}
+	}
+}
+
 // embed computes dropout(LayerNorm(word + type + position)) as HF's BertEmbeddings; with
 // relative positions no position row is added, without token types (DistilBERT) no type row;
 // the position ids are the family's (Config.PositionIDs). The sum and its LayerNorm are E =
@@ -336,41 +388,14 @@ func (m *Model) embed(b Batch, p *pass, tr *Trace, ea *embActs) *tensor.Tensor {
 	if m.TypeEmb == nil {
 		zeros = make([]float32, E)
 	}
-	for i := 0; i < B*S; i++ {
-		w := m.WordEmb.Row(b.InputIDs[i])
-		ty := zeros
-		if m.TypeEmb != nil {
-			t := 0
-			if b.TokenTypeIDs != nil {
-				t = b.TokenTypeIDs[i]
-			}
-			ty = m.TypeEmb.Row(t)
-		}
-		row := x.Row(i)
-		if relative {
-			for j := range row {
-				row[j] = w[j] + ty[j]
-			}
-		} else {
-			pid := i % S
-			if posIDs != nil {
-				pid = posIDs[i]
-			}
-			pos := m.PosEmb.Row(pid)
-			// HF adds inputs_embeds + token_type_embeddings, then the position embeddings.
-			for j := range row {
-				row[j] = w[j] + ty[j]
-				row[j] += pos[j]
-			}
-			if tr != nil {
-				copy(tr.PosEmb.Row(i), pos)
-			}
-		}
-		if tr != nil {
-			copy(tr.WordEmb.Row(i), w)
-			copy(tr.TypeEmb.Row(i), ty)
-		}
+	j, rows := p.embedSum()
+	*j = embedSum{m: m, b: b, x: x.Data, posIDs: posIDs, zeros: zeros, relative: relative, tr: tr, E: E}
+	if B*S*E < embedParallelMin {
+		rows(0, B*S)
+	} else {
+		tensor.ParallelFor(B*S, rows) // row by row: any split gives the same sums
 	}
+	*j = embedSum{} // keep no operand alive
 	if tr != nil {
 		tr.EmbSum = x.Clone()
 	}

@@ -39,6 +39,8 @@ type scratch struct {
 	attnHeads func(lo, hi int) // attn.heads
 	act       activate
 	actRows   func(lo, hi int) // act.rows
+	emb       embedSum
+	embRows   func(lo, hi int) // emb.rows
 }
 
 // scratchTensor is one reusable tensor of a scratch.
@@ -105,6 +107,7 @@ func (l *scratchList) get() *scratch {
 	sc := new(scratch)
 	sc.attnHeads = sc.attn.heads
 	sc.actRows = sc.act.rows
+	sc.embRows = sc.emb.rows
 	return sc
 }
 
@@ -128,6 +131,16 @@ func (p *pass) attention() (*attention, func(lo, hi int)) {
 	}
 	j := new(attention)
 	return j, j.heads
+}
+
+// embedSum returns the embedding job of the pass and the function that runs it on a range of
+// rows: the scratch's, or new ones.
+func (p *pass) embedSum() (*embedSum, func(lo, hi int)) {
+	if p.sc != nil {
+		return &p.sc.emb, p.sc.embRows
+	}
+	j := new(embedSum)
+	return j, j.rows
 }
 
 // activate returns the activation job of the pass and the function that runs it on a range

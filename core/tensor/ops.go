@@ -169,18 +169,23 @@ func softmaxRowGo(row []float32) {
 // LayerNorm normalises each row of x[m, n] into dst (dst may alias x):
 // dst = (x - mean) / sqrt(var + eps) * gamma + beta, with the biased variance, as torch.nn.LayerNorm.
 // If mean and rstd are not nil they receive each row's mean and 1/sqrt(var+eps) (for backward).
+// Rows are split over the processors when there are at least addLNParallelMin values (each
+// row's result is the same either way).
 func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []float32) {
-	g := gamma[:n:n]
-	b := beta[:n:n]
-	for i, r := 0, 0; r+n <= len(x); i, r = i+1, r+n {
-		m32, rs32 := layerNormRow(dst[r:r+n:r+n], x[r:r+n:r+n], g, b, eps)
-		if mean != nil {
-			mean[i] = m32
-		}
-		if rstd != nil {
-			rstd[i] = rs32
-		}
+	rows := len(x) / n
+	x = x[:rows*n]
+	j := addLNJob{dst: dst, a: x, g: gamma[:n:n], bt: beta[:n:n], n: n, eps: eps, mean: mean, rstd: rstd}
+	if len(x) < addLNParallelMin || runtime.GOMAXPROCS(0) < 2 {
+		j.rows(0, rows)
+		return
 	}
+	// Row by row: any split over the processors gives the same bits.
+	pj := addLNJobs.get()
+	j.run = pj.run
+	*pj = j
+	ParallelFor(rows, pj.run)
+	*pj = addLNJob{run: pj.run} // keep no operand alive
+	addLNJobs.put(pj)
 }
 
 // SoftmaxTerms sets e[j] = exp(x[j] − m), m = max(x), in float32 (within 2 ulp of exp;
@@ -217,7 +222,8 @@ func AddLayerNorm(sum, dst, a, b, gamma, beta []float32, n int, eps float32, mea
 // 128 tokens (32 K values, about 20 µs) and above.
 const addLNParallelMin = 1 << 15
 
-// addLNJob is one AddLayerNorm call, run on ranges of rows.
+// addLNJob is one AddLayerNorm call (or, with b nil, one LayerNorm call of a), run on ranges
+// of rows.
 type addLNJob struct {
 	sum, dst, a, b, g, bt []float32
 	n                     int
@@ -239,7 +245,12 @@ func (j *addLNJob) rows(lo, hi int) {
 	n := j.n
 	for i := lo; i < hi; i++ {
 		r := i * n
-		m32, rs32 := addLayerNormRow(j.sum[r:r+n:r+n], j.dst[r:r+n:r+n], j.a[r:r+n:r+n], j.b[r:r+n:r+n], j.g, j.bt, j.eps)
+		var m32, rs32 float32
+		if j.b == nil {
+			m32, rs32 = layerNormRow(j.dst[r:r+n:r+n], j.a[r:r+n:r+n], j.g, j.bt, j.eps)
+		} else {
+			m32, rs32 = addLayerNormRow(j.sum[r:r+n:r+n], j.dst[r:r+n:r+n], j.a[r:r+n:r+n], j.b[r:r+n:r+n], j.g, j.bt, j.eps)
+		}
 		if j.mean != nil {
 			j.mean[i] = m32
 		}

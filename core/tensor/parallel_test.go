@@ -101,9 +101,9 @@ func TestParallelForNestedAndConcurrent(t *testing.T) {
 	}
 }
 
-// AddLayerNorm splits its rows over goroutines from addLNParallelMin values: the outputs,
-// means and 1/std equal those of the rows computed one by one, with one processor and with
-// several, on a row count that does not divide evenly.
+// AddLayerNorm and LayerNorm split their rows over goroutines from addLNParallelMin values:
+// the outputs, means and 1/std equal those of the rows computed one by one, with one processor
+// and with several, on a row count that does not divide evenly.
 func TestAddLayerNormParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	const rows, n = 301, 130 // 39,130 values: above addLNParallelMin
@@ -136,6 +136,24 @@ func TestAddLayerNormParallel(t *testing.T) {
 		}
 		if allocs := testing.AllocsPerRun(10, func() { AddLayerNorm(sum, out, a, b, g, bt, n, 1e-12, mean, rstd) }); allocs >= 1 {
 			t.Errorf("procs %d: %v allocations per call", procs, allocs)
+		}
+		// LayerNorm of the sum: the second half of each row's AddLayerNorm.
+		clear(out)
+		clear(mean)
+		clear(rstd)
+		LayerNorm(out, wantSum, g, bt, n, 1e-12, mean, rstd)
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
+				t.Fatalf("procs %d: LayerNorm value %d: %g, row by row %g", procs, i, out[i], wantOut[i])
+			}
+		}
+		for i := range mean {
+			if mean[i] != wantMean[i] || rstd[i] != wantRstd[i] {
+				t.Fatalf("procs %d: LayerNorm row %d: mean %g rstd %g, row by row %g %g", procs, i, mean[i], rstd[i], wantMean[i], wantRstd[i])
+			}
+		}
+		if allocs := testing.AllocsPerRun(10, func() { LayerNorm(out, wantSum, g, bt, n, 1e-12, mean, rstd) }); allocs >= 1 {
+			t.Errorf("procs %d: LayerNorm: %v allocations per call", procs, allocs)
 		}
 	}
 }
