@@ -173,19 +173,7 @@ func softmaxRowGo(row []float32) {
 // row's result is the same either way).
 func LayerNorm(dst, x, gamma, beta []float32, n int, eps float32, mean, rstd []float32) {
 	rows := len(x) / n
-	x = x[:rows*n]
-	j := addLNJob{dst: dst, a: x, g: gamma[:n:n], bt: beta[:n:n], n: n, eps: eps, mean: mean, rstd: rstd}
-	if len(x) < addLNParallelMin || runtime.GOMAXPROCS(0) < 2 {
-		j.rows(0, rows)
-		return
-	}
-	// Row by row: any split over the processors gives the same bits.
-	pj := addLNJobs.get()
-	j.run = pj.run
-	*pj = j
-	ParallelFor(rows, pj.run)
-	*pj = addLNJob{run: pj.run} // keep no operand alive
-	addLNJobs.put(pj)
+	addLNJob{dst: dst, a: x[:rows*n], g: gamma[:n:n], bt: beta[:n:n], n: n, eps: eps, mean: mean, rstd: rstd}.runRows(rows)
 }
 
 // SoftmaxTerms sets e[j] = exp(x[j] − m), m = max(x), in float32 (within 2 ulp of exp;
@@ -203,19 +191,8 @@ func SoftmaxTerms(e, x []float32) (m float32, sum float64) {
 // dst may alias sum, a or b; sum may alias a or b. Rows are split over the processors when
 // there are at least addLNParallelMin values (each row's result is the same either way).
 func AddLayerNorm(sum, dst, a, b, gamma, beta []float32, n int, eps float32, mean, rstd []float32) {
-	j := addLNJob{sum: sum, dst: dst, a: a[:len(sum)], b: b[:len(sum)], g: gamma[:n:n], bt: beta[:n:n],
-		n: n, eps: eps, mean: mean, rstd: rstd}
-	rows := len(sum) / n
-	if len(sum) < addLNParallelMin || runtime.GOMAXPROCS(0) < 2 {
-		j.rows(0, rows)
-		return
-	}
-	pj := addLNJobs.get()
-	j.run = pj.run
-	*pj = j
-	ParallelFor(rows, pj.run)
-	*pj = addLNJob{run: pj.run} // keep no operand alive
-	addLNJobs.put(pj)
+	addLNJob{sum: sum, dst: dst, a: a[:len(sum)], b: b[:len(sum)], g: gamma[:n:n], bt: beta[:n:n],
+		n: n, eps: eps, mean: mean, rstd: rstd}.runRows(len(sum) / n)
 }
 
 // addLNParallelMin is the smallest m·n that AddLayerNorm splits over goroutines: BERT-Mini's
@@ -231,6 +208,22 @@ type addLNJob struct {
 	mean, rstd            []float32
 	// run is the method value j.rows, bound once: passing it allocates nothing.
 	run func(lo, hi int)
+}
+
+// runRows runs j on its rows [0, rows): on the calling goroutine below addLNParallelMin
+// values, else split over the processors (row by row, so any split gives the same bits) by a
+// pooled job whose method value is bound once: the call allocates nothing.
+func (j addLNJob) runRows(rows int) {
+	if rows*j.n < addLNParallelMin || runtime.GOMAXPROCS(0) < 2 {
+		j.rows(0, rows)
+		return
+	}
+	pj := addLNJobs.get()
+	j.run = pj.run
+	*pj = j
+	ParallelFor(rows, pj.run)
+	*pj = addLNJob{run: pj.run} // keep no operand alive
+	addLNJobs.put(pj)
 }
 
 // addLNJobs keeps addLNJobs between calls.

@@ -118,10 +118,10 @@ func (o *AdamW) Moments(i int) (m, v []float32) { return o.m[i], o.v[i] }
 // Params lists the parameters the optimizer updates.
 func (o *AdamW) Params() []bert.Param { return o.params }
 
-// parallelUpdateMin is the smallest parameter that AdamW.Apply and ClipGradNorm's scaling
-// split over the threads (tensor.ParallelFor): at 1<<16 floats the update takes about 50 µs
-// on one core, several times what starting and joining a goroutine costs. The sum of squares
-// stays on one thread, so that the norm does not depend on the number of threads.
+// parallelUpdateMin is the smallest number of values that AdamW.Apply (all the parameters
+// together) and ClipGradNorm's scaling (one gradient) split over the threads
+// (tensor.ParallelFor): at 1<<16 floats the update takes about 50 µs on one core, several
+// times what starting and joining a goroutine costs.
 const parallelUpdateMin = 1 << 16
 
 // LinearSchedule is HF's get_linear_schedule_with_warmup: the factor rises linearly from 0 to 1
