@@ -48,14 +48,43 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 		acc = make([]float64, out)
 	}
 	px := packB(kern, x, false, in, m) // x is the B operand of every block of dw's product
-	// dwBlock adds the rows [p0, p0+kb) of dlogitsᵀ · x to dw (or sets them): those of
-	// Gemm(true, false, out, in, m, …), the same sums.
 	dwBeta := float32(0)
 	if addDW {
 		dwBeta = 1
 	}
-	dwBlock := func(p0, kb int) {
-		gemmSerial(kern, true, false, kb, in, m, 1, logits[p0:], out, nil, 0, px, 0, dwBeta, dw[p0*in:], in, epilogue{})
+	// dwBlock adds the rows [p0, p0+kb) of dlogitsᵀ · x to dw (or sets them), columns [c0, c1):
+	// those of Gemm(true, false, out, in, m, …), the same sums.
+	dwBlock := func(p0, kb, c0, c1 int) {
+		gemmSerial(kern, true, false, kb, c1-c0, m, 1, logits[p0:], out, nil, 0, px, c0, dwBeta, dw[p0*in+c0:], in, epilogue{})
+	}
+	// blockSums adds the classes [p0, p0+kb) of d logits to db's sums, over the rows in order
+	// (SumRows's sums).
+	blockSums := func(p0, kb int) {
+		a := acc[p0 : p0+kb]
+		for i := range m {
+			addCols(a, logits[i*out+p0:i*out+p0+kb])
+		}
+	}
+	// products runs both products on columns [c0, c1) of dx and dw, one depth block of dx's
+	// (kc classes: Gemm's own blocking, so each sum runs over the same blocks in the same
+	// order) at a time, dw's rows for the block just after, so that dw's packing reads from
+	// cache the block that dx's has just read from memory. It first sums for db the blocks b
+	// for which sums(b) (nil: none).
+	products := func(c0, c1 int, sums func(b int) bool) {
+		for b, p0 := 0, 0; p0 < out; b, p0 = b+1, p0+kern.kc {
+			kb := min(kern.kc, out-p0)
+			if acc != nil && sums != nil && sums(b) {
+				blockSums(p0, kb)
+			}
+			beta := float32(1)
+			if p0 == 0 {
+				beta = 0
+			}
+			// dx += d[:, p0:p0+kb] · w[p0:p0+kb]: the depth block p0 of Gemm(false, false, m,
+			// in, out, …).
+			gemmSerial(kern, false, false, m, c1-c0, kb, 1, logits[p0:], out, w[p0*in+c0:], in, nil, 0, beta, dx[c0:], in, epilogue{})
+			dwBlock(p0, kb, c0, c1)
+		}
 	}
 	var sum float64
 	if threads < 2 {
@@ -72,24 +101,9 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 				addCols(acc, d)
 			}
 		}
-		// The two products, one depth block of dx's (kc classes) at a time: dw's packing then
-		// reads the block that dx's packing has just brought into cache.
-		for p0 := 0; p0 < out; p0 += kern.kc {
-			kb := min(kern.kc, out-p0)
-			beta := float32(1)
-			if p0 == 0 {
-				beta = 0
-			}
-			// dx += d[:, p0:p0+kb] · w[p0:p0+kb]: the depth block p0 of Gemm(false, false, m,
-			// in, out, …).
-			gemmSerial(kern, false, false, m, in, kb, 1, logits[p0:], out, w[p0*in:], in, nil, 0, beta, dx, in, epilogue{})
-			dwBlock(p0, kb)
-		}
+		products(0, in, nil)
 	} else {
-		// The rows of d logits split over the goroutines, then the classes in blocks of kc:
-		// each block is summed for db over the rows in order (SumRows's sums), which brings it
-		// into cache for dw's packing. dx's product, whose depth is the classes, is split by
-		// its rows as Gemm splits it.
+		// The rows of d logits split over the goroutines, then the products.
 		losses := make([]float64, m)
 		ParallelFor(m, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -106,47 +120,29 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 				sum += losses[i]
 			}
 		}
-		blocks := ceilDiv(out, kern.kc)
 		if chunk := ceilDiv(ceilDiv(in, threads), kern.nr) * kern.nr; chunk < in {
-			// Each goroutine takes a strip of the columns (in, in whole tiles) of both
-			// products and runs the one-goroutine loop over the depth blocks on it: each block
-			// of d logits is read by every goroutine at about the same time (from memory once,
-			// then from the shared cache), and none packs a row of w that another packs (dx's
-			// product split by its rows as Gemm splits it packed all of w, 15.6 MB for Tiny, on
-			// every goroutine: 1.43x on two threads). Splitting the columns leaves every sum as
-			// it is. Strip s sums the blocks s, s+strips, … for db before its products read
-			// them.
+			// Each goroutine runs products on a strip of the columns (in whole tiles): each
+			// block of d logits is read by every goroutine at about the same time (from memory
+			// once, then from the shared cache), and none packs a row of w that another packs
+			// (dx's product split by its rows as Gemm splits it packed all of w, 15.6 MB for
+			// Tiny, on every goroutine: 1.43x on two threads). Splitting the columns leaves
+			// every sum as it is. Strip s sums the blocks s, s+strips, … for db.
 			strips := ceilDiv(in, chunk)
 			parallelChunks(in, chunk, func(c0, c1 int) {
-				sb, s := c1-c0, c0/chunk
-				for b, p0 := 0, 0; p0 < out; b, p0 = b+1, p0+kern.kc {
-					kb := min(kern.kc, out-p0)
-					A, lda := logits[p0:], out
-					if acc != nil && b%strips == s {
-						a := acc[p0 : p0+kb]
-						for i := range m {
-							addCols(a, A[i*lda:i*lda+kb])
-						}
-					}
-					beta := float32(1)
-					if p0 == 0 {
-						beta = 0
-					}
-					gemmSerial(kern, false, false, m, sb, kb, 1, A, lda, w[p0*in+c0:], in, nil, 0, beta, dx[c0:], in, epilogue{})
-					gemmSerial(kern, true, false, kb, sb, m, 1, A, lda, nil, 0, px, c0, dwBeta, dw[p0*in+c0:], in, epilogue{})
-				}
+				s := c0 / chunk
+				products(c0, c1, func(b int) bool { return b%strips == s })
 			})
 		} else {
+			// Each goroutine sums its blocks of classes for db just before it adds their rows
+			// of dw; dx's product, whose depth is the classes, is split as Gemm splits it.
+			blocks := ceilDiv(out, kern.kc)
 			parallelChunks(blocks, ceilDiv(blocks, threads), func(b0, b1 int) {
 				for p0 := b0 * kern.kc; p0 < min(b1*kern.kc, out); p0 += kern.kc {
 					kb := min(kern.kc, out-p0)
 					if acc != nil {
-						a := acc[p0 : p0+kb]
-						for i := range m {
-							addCols(a, logits[i*out+p0:i*out+p0+kb])
-						}
+						blockSums(p0, kb)
 					}
-					dwBlock(p0, kb)
+					dwBlock(p0, kb, 0, in)
 				}
 			})
 			gemmWith(kern, threads, false, false, m, in, out, 1, logits, out, w, in, 0, dx, in)
