@@ -51,11 +51,20 @@ func simdGoEnv() ([]string, error) {
 	return strings.Fields(string(m[1])), nil
 }
 
+// pageGCFlags is the Makefile's WASM_GCFLAGS: the page's ui package is built without inlining
+// (a smaller module), and the tests run that build.
+const pageGCFlags = "-gcflags=github.com/bertlab/bertlab/ui=-l"
+
 // builtWasm builds the page's module once for all tests of the package, in its two builds as
 // `make wasm` makes them: app.wasm with the Makefile's SIMD_GO (Go 1.27's simd package; what
 // Chromium runs) and app-scalar.wasm with the Go running the tests (browsers without SIMD).
 func builtWasm(t *testing.T) string {
 	t.Helper()
+	if mk, err := os.ReadFile(filepath.Join(root, "Makefile")); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(string(mk), "WASM_GCFLAGS := "+pageGCFlags+"\n") {
+		t.Fatalf("the Makefile's WASM_GCFLAGS is not %s: build the tested page as make wasm does", pageGCFlags)
+	}
 	buildOnce.Do(func() {
 		var simdEnv []string
 		if simdEnv, buildErr = simdGoEnv(); buildErr != nil {
@@ -72,7 +81,7 @@ func builtWasm(t *testing.T) string {
 			{"app.wasm", simdEnv},
 			{"app-scalar.wasm", nil},
 		} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b.out), "./wasm/app")
+			cmd := exec.Command("go", "build", pageGCFlags, "-o", filepath.Join(buildDir, b.out), "./wasm/app")
 			cmd.Dir = root
 			cmd.Env = append(append(os.Environ(), "GOOS=js", "GOARCH=wasm"), b.env...)
 			if out, err := cmd.CombinedOutput(); err != nil {
