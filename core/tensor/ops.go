@@ -195,8 +195,8 @@ func AddLayerNorm(sum, dst, a, b, gamma, beta []float32, n int, eps float32, mea
 		n: n, eps: eps, mean: mean, rstd: rstd}.runRows(len(sum) / n)
 }
 
-// addLNParallelMin is the smallest m·n that AddLayerNorm splits over goroutines: BERT-Mini's
-// 128 tokens (32 K values, about 20 µs) and above.
+// addLNParallelMin is the smallest m·n that AddLayerNorm and LayerNorm split over goroutines:
+// BERT-Mini's 128 tokens (32 K values, about 20 µs) and above.
 const addLNParallelMin = 1 << 15
 
 // addLNJob is one AddLayerNorm call (or, with b nil, one LayerNorm call of a), run on ranges
