@@ -60,12 +60,16 @@ const pageGCFlags = "-gcflags=github.com/bertlab/bertlab/ui=-l"
 // Chromium runs) and app-scalar.wasm with the Go running the tests (browsers without SIMD).
 func builtWasm(t *testing.T) string {
 	t.Helper()
-	if mk, err := os.ReadFile(filepath.Join(root, "Makefile")); err != nil {
-		t.Fatal(err)
-	} else if !strings.Contains(string(mk), "WASM_GCFLAGS := "+pageGCFlags+"\n") {
-		t.Fatalf("the Makefile's WASM_GCFLAGS is not %s: build the tested page as make wasm does", pageGCFlags)
-	}
 	buildOnce.Do(func() {
+		mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if !strings.Contains(string(mk), "WASM_GCFLAGS := "+pageGCFlags+"\n") {
+			buildErr = fmt.Errorf("the Makefile's WASM_GCFLAGS is not %s: build the tested page as make wasm does", pageGCFlags)
+			return
+		}
 		var simdEnv []string
 		if simdEnv, buildErr = simdGoEnv(); buildErr != nil {
 			return
