@@ -119,6 +119,10 @@ type gemmKernel struct {
 	// packRows, when not nil, is a fast gemmPackRowsGo (the full slivers of an untransposed
 	// B and of a transposed A) where the kernel's machine has one.
 	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
+	// prefetch, when not nil, asks for the cache lines of its slice without waiting for
+	// them: the macro loops ask for a large pre-packed B's next sliver while the tiles of the
+	// current one run (PackedB.ahead).
+	prefetch func(p []float32)
 }
 
 // gemmTranspose8Go sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < n: eight rows of src
@@ -358,6 +362,15 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 				bet = 1 // later depth blocks add to what the first one stored
 			}
 			last := pc+kb == k
+			// A pre-packed B comes from memory on the first row block (the later ones find
+			// it in L2): ask for each next sliver while the current one's tiles run, and at
+			// the panel's end for the first sliver of the panel that comes next.
+			// Only with aheadTiles tiles or more down each sliver (the calls below).
+			ahead := pb != nil && pb.ahead && kern.prefetch != nil
+			var after []float32
+			if ahead {
+				after = gemmNextPanel(kern, pb, col0, n, k, jc, pc)
+			}
 			for ic := 0; ic < m; ic += kern.mc {
 				mb := min(kern.mc, m-ic)
 				aoff := ic*lda + pc
@@ -369,16 +382,17 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 					// (its sliver padded with zeros).
 					full := mb / mr * mr
 					if full > 0 {
-						gemmMacroA(kern, transA, kb, full, nb, a[aoff:], lda, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+						gemmMacroA(kern, transA, kb, full, nb, a[aoff:], lda, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet, ahead && full >= aheadTiles*mr, after)
 					}
 					if full < mb {
 						gemmPackA(kern, buf.a, transA, a, lda, ic+full, pc, mb-full, kb, alpha)
-						gemmMacro(kern, kb, mb-full, nb, buf.a, pbs, buf.tile, c[(ic+full)*ldc+jc:], ldc, bet)
+						gemmMacro(kern, kb, mb-full, nb, buf.a, pbs, buf.tile, c[(ic+full)*ldc+jc:], ldc, bet, false, after)
 					}
 				} else {
 					gemmPackA(kern, buf.a, transA, a, lda, ic, pc, mb, kb, alpha)
-					gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet)
+					gemmMacro(kern, kb, mb, nb, buf.a, pbs, buf.tile, c[ic*ldc+jc:], ldc, bet, ahead && mb >= aheadTiles*mr, after)
 				}
+				ahead = false
 				if last {
 					ep.apply(c[ic*ldc:], ldc, mb, jc, jc+nb)
 				}
@@ -390,9 +404,13 @@ func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float3
 // gemmMacro multiplies a packed mb×kb block of A by a packed kb×nb panel of B into C, one
 // mr×nr tile at a time. Edge tiles are computed into tile and copied out, so the kernel only
 // ever sees full tiles and nothing outside the [mb, nb] window of C is written.
-func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc int, beta float32) {
+//
+// With ahead (kern.prefetch not nil), each tile's call first asks for its share of the next
+// sliver of B (gemmAhead): pb's next, or after (which may be nil) past pb's last.
+func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc int, beta float32, ahead bool, after []float32) {
 	mr, nr := kern.mr, kern.nr
 	fn := kern.fn
+	tiles := ceilDiv(mb, mr)
 	for j := 0; j < nb; j += nr {
 		bs := pb[j*kb : (j+nr)*kb]
 		nrr := min(nr, nb-j)
@@ -402,6 +420,11 @@ func gemmMacro(kern *gemmKernel, kb, mb, nb int, pa, pb, tile, c []float32, ldc 
 			kern.col(kb, mb/mr, pa, bs, c[j:], ldc, beta)
 		}
 		for ; i < mb; i += mr {
+			if ahead {
+				if p := gemmAhead(pb, after, j, nr, kb, nb, i/mr, tiles); len(p) > 0 {
+					kern.prefetch(p)
+				}
+			}
 			as := pa[i*kb : (i+mr)*kb]
 			mrr := min(mr, mb-i)
 			if mrr == mr && nrr == nr {
@@ -438,11 +461,50 @@ func tileOut(c []float32, ldc int, tile []float32, nr, mrr, nrr int, beta float3
 	}
 }
 
+// aheadTiles is the fewest tiles down a sliver with which gemmSerial asks for a pre-packed
+// B's next sliver ahead (PackedB.ahead): with one or two, each call asked for the whole next
+// sliver at once, and those bursts slowed the few rows of the MLM decoder (1 and 3 rows over
+// Mini's and Base's [30522, H] from memory) by 25-100%; 32 rows gained 15%.
+const aheadTiles = 4
+
+// gemmAhead is the share of tile t (of tiles down sliver j's column) of the sliver of B that
+// comes after sliver j: pb[(j+nr)*kb : (j+2*nr)*kb] in the packed panel pb, or after past
+// the panel's last sliver. The shares are runs of whole cache lines, so that the column's
+// tiles ask for all of the sliver between them; a share past its end is empty.
+func gemmAhead(pb, after []float32, j, nr, kb, nb, t, tiles int) []float32 {
+	next := after
+	if j+nr < nb {
+		next = pb[(j+nr)*kb : (j+2*nr)*kb]
+	}
+	share := ceilDiv(ceilDiv(len(next), tiles), 16) * 16
+	lo := min(t*share, len(next))
+	return next[lo:min(lo+share, len(next))]
+}
+
+// gemmNextPanel is the first sliver of the panel of the pre-packed pb that gemmSerial reads
+// after the one of its columns [jc, jc+nc) and depth block [pc, pc+kc) (with its columns
+// [0, n) at pb's [col0, col0+n) and depth k): the next depth block's, else the next column
+// block's first; nil after the last.
+func gemmNextPanel(kern *gemmKernel, pb *PackedB, col0, n, k, jc, pc int) []float32 {
+	blk, col := pc/kern.kc+1, col0+jc
+	if pc+kern.kc >= k {
+		if jc+kern.nc >= n {
+			return nil
+		}
+		blk, col = 0, col+kern.nc
+	}
+	kb := min(kern.kc, k-blk*kern.kc)
+	lo := pb.off[blk] + col*kb
+	return pb.data[lo : lo+kern.nr*kb]
+}
+
 // gemmMacroA is gemmMacro with A's mb×kb block read where it lies (element (i, p) at
 // a[i*lda+p], or a[p*lda+i] when transA; mb a multiple of mr) instead of from a packed block:
 // by kern.colA a column of tiles at a time where the kernel has it, else tile by tile by
 // kern.fnA (kern.fnAT when transA).
-func gemmMacroA(kern *gemmKernel, transA bool, kb, mb, nb int, a []float32, lda int, pb, tile, c []float32, ldc int, beta float32) {
+//
+// ahead and after are gemmMacro's (tile by tile only).
+func gemmMacroA(kern *gemmKernel, transA bool, kb, mb, nb int, a []float32, lda int, pb, tile, c []float32, ldc int, beta float32, ahead bool, after []float32) {
 	mr, nr := kern.mr, kern.nr
 	rowStep := lda // from one tile's A to the next one's
 	if transA {
@@ -466,10 +528,16 @@ func gemmMacroA(kern *gemmKernel, transA bool, kb, mb, nb int, a []float32, lda 
 	if transA {
 		fnA = kern.fnAT
 	}
+	tiles := mb / mr
 	for j := 0; j < nb; j += nr {
 		bs := pb[j*kb : (j+nr)*kb]
 		nrr := min(nr, nb-j)
 		for i := 0; i < mb; i += mr {
+			if ahead {
+				if p := gemmAhead(pb, after, j, nr, kb, nb, i/mr, tiles); len(p) > 0 {
+					kern.prefetch(p)
+				}
+			}
 			as := a[i*rowStep:]
 			if nrr == nr {
 				fnA(kb, as, lda, bs, c[i*ldc+j:], ldc, beta)

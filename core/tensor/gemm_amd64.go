@@ -138,6 +138,20 @@ func gemmAsmKernelA(mr, nr int, transA bool, f func(kc int, a *float32, lda int,
 	}
 }
 
+// gemmPrefetchLines asks for the lines cache lines from p on (PREFETCHT0).
+//
+//go:noescape
+func gemmPrefetchLines(p *float32, lines int)
+
+// gemmPrefetch asks for the cache lines of p (a pre-packed B's next sliver, read from memory
+// next); it only hints, nothing waits on it. PREFETCHT0 measured a little faster than T1 on
+// BERT-Base's forward (100-101 against 102-104 ms).
+func gemmPrefetch(p []float32) {
+	if len(p) > 0 {
+		gemmPrefetchLines(unsafe.SliceData(p), (len(p)+15)/16)
+	}
+}
+
 // gemmAsmKernel wraps an assembly kernel: the slicing checks that the packed slivers and the
 // C tile are in bounds, which the assembly does not.
 func gemmAsmKernel(mr, nr int, f func(kc int, a, b, c *float32, ldc int, beta float32)) func(kc int, a, b, c []float32, ldc int, beta float32) {
@@ -156,11 +170,13 @@ var (
 	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 512,
 		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(8, 32, gemmRow1x32AVX512), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(8, 32, false, gemmKernel8x32AVX512A), fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT)}
+		fnA: gemmAsmKernelA(8, 32, false, gemmKernel8x32AVX512A), fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT),
+		prefetch: gemmPrefetch}
 	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
 		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(6, 16, gemmRow1x16AVX2), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(6, 16, false, gemmKernel6x16AVX2A), fnAT: gemmAsmKernelA(6, 16, true, gemmKernel6x16AVX2AT)}
+		fnA: gemmAsmKernelA(6, 16, false, gemmKernel6x16AVX2A), fnAT: gemmAsmKernelA(6, 16, true, gemmKernel6x16AVX2AT),
+		prefetch: gemmPrefetch}
 )
 
 // gemmKernels lists the micro-kernels this CPU can run, fastest first; the pure-Go kernel is

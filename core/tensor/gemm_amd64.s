@@ -937,3 +937,20 @@ storeT256beta0:
 	STORETILE256
 	VZEROUPPER
 	RET
+
+// func gemmPrefetchLines(p *float32, lines int)
+// asks for lines cache lines from p on (PREFETCHT0): nothing waits on them.
+TEXT ·gemmPrefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JLE  prefetchDone
+
+prefetchLoop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  prefetchLoop
+
+prefetchDone:
+	RET

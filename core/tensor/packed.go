@@ -16,7 +16,18 @@ type PackedB struct {
 	// off[b] is where depth block b (op(B) rows b·kc … b·kc+kb−1) starts in data: its
 	// slivers cover all n columns, kb·nr floats each, zero padded past n.
 	off []int
+	// ahead: the GEMM asks for each next sliver while the kernel runs on the current one
+	// (kernels with a prefetch). Set for weights of packedAheadMin floats or more: in a
+	// model's forward such a weight comes from memory (BERT-Base streams 340 MB of weights
+	// through each forward), and the kernel's first tile of each sliver waited on it (Base/128,
+	// one thread: 114-116 -> 100-101 ms). A small weight stays in the caches between uses,
+	// where asking costs more than it brings (Tiny/16: 0.09 -> 0.10 ms).
+	ahead bool
 }
+
+// packedAheadMin is the size (floats) from which a PackedB's slivers are asked for ahead: 2
+// MiB, more than a core's L2, and BERT-Base's smallest weight (768x768).
+const packedAheadMin = 768 * 768
 
 // PackTransB packs w [n, k] (row-major) as the B operand of A·wᵀ for GemmPackedB and
 // LinearPacked.
@@ -43,7 +54,7 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 	}
 	nr := kern.nr
 	np := ceilDiv(n, nr) * nr
-	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
+	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k), ahead: n*k >= packedAheadMin}
 	for pc := 0; pc < k; pc += kern.kc {
 		pb.off = append(pb.off, pc*np)
 	}

@@ -1,9 +1,12 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"unsafe"
 )
 
 // GemmPackedB with a weight packed once gives the bits of Gemm(false, true, …) with the raw
@@ -28,6 +31,12 @@ func TestGemmPackedB(t *testing.T) {
 		// with ragged rows and two depth blocks, then short A over three depth blocks.
 		{70, 1100, 300, 310, 1110, 0.5, 0.25},
 		{9, 40, 600, 0, 0, 1, 0},
+		// Weights of packedAheadMin floats or more (slivers asked for ahead): ragged rows
+		// read in place, then packed (alpha), past mc, and rows split.
+		{70, 1100, 600, 0, 0, 1, 0},
+		{40, 1200, 520, 0, 0, 0.5, 0.5},
+		{150, 800, 800, 0, 0, 1, 0},
+		{900, 780, 760, 0, 0, 1, 0},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	fill := func(n int) []float32 { return randSlice(rng, n, 1) }
@@ -50,6 +59,130 @@ func TestGemmPackedB(t *testing.T) {
 					if d := math.Abs(float64(got[i] - ref[i])); d > 1e-4*float64(tc.k) {
 						t.Fatalf("%dx%dx%d %s: C[%d] = %g, triple loop %g", tc.m, tc.n, tc.k, kern.name, i, got[i], ref[i])
 					}
+				}
+			}
+		}
+	}
+}
+
+// With a weight of packedAheadMin floats or more and enough rows, the GEMM asks for every
+// sliver of the packed weight but the first one before the kernel first reads it, once
+// each, and for nothing outside the weight; a smaller weight or fewer rows ask for nothing.
+// The drivers are checked with a recording prefetch on every kernel of this build, the
+// pure-Go one included, one goroutine and two.
+func TestGemmPackedAhead(t *testing.T) {
+	tests := []struct {
+		m, n, k int
+		alpha   float32
+	}{
+		{64, 1100, 600, 1},     // two depth blocks (k past kc), three column blocks
+		{70, 1200, 520, 1},     // ragged rows: the full tiles ask, in place or packed
+		{40, 1000, 800, 0.5},   // A packed (alpha): gemmMacro asks
+		{150, 800, 800, 1},     // past mc: the first row block asks
+		{64, 700, 700, 1},      // under packedAheadMin: no asking
+		{3, 30522 / 4, 256, 1}, // one tile a sliver: no asking
+		{20, 1000, 700, 1},     // two or three tiles a sliver with AVX, ten with Go's 2x4
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range tests {
+		a, w := randSlice(rng, tc.m*tc.k, 1), randSlice(rng, tc.n*tc.k, 1)
+		for _, base := range gemmKernels() {
+			for _, threads := range []int{1, 2} {
+				kern := *base
+				var pb *PackedB
+				asked := map[int]bool{} // cache-line-sized runs of 16 floats, by their offset
+				offset := func(p []float32) int {
+					return int(uintptr(unsafe.Pointer(unsafe.SliceData(p)))-uintptr(unsafe.Pointer(unsafe.SliceData(pb.data)))) / 4
+				}
+				var fail string
+				var mu sync.Mutex // the goroutines' strips
+				kern.prefetch = func(p []float32) {
+					mu.Lock()
+					defer mu.Unlock()
+					o := offset(p)
+					if o < 0 || o+len(p) > len(pb.data) || o%16 != 0 {
+						fail = fmt.Sprintf("asked for %d floats at %d of %d: outside the weight or not from a line's start", len(p), o, len(pb.data))
+						return
+					}
+					for i := o; i < o+len(p); i += 16 {
+						if asked[i] {
+							fail = "asked for a line twice"
+						}
+						asked[i] = true
+					}
+				}
+				seen := map[int]int{} // the slivers read: their lengths by offset
+				// A sliver is read first with all of it asked for, or (the first of each
+				// goroutine's strip) none of it.
+				unasked := 0
+				read := func(b []float32) {
+					mu.Lock()
+					defer mu.Unlock()
+					o := offset(b)
+					if seen[o] > 0 {
+						return
+					}
+					seen[o] = len(b)
+					n := 0
+					for i := o; i < o+len(b); i += 16 {
+						if asked[i] {
+							n++
+						}
+					}
+					if n == 0 {
+						unasked++
+					} else if n*16 < len(b) && fail == "" {
+						fail = fmt.Sprintf("the sliver at %d read with %d of its %d lines asked for", o, n, len(b)/16)
+					}
+				}
+				if fn := base.fn; fn != nil {
+					kern.fn = func(kc int, a, b, c []float32, ldc int, beta float32) { read(b); fn(kc, a, b, c, ldc, beta) }
+				}
+				if fn := base.fnA; fn != nil {
+					kern.fnA = func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+						read(b)
+						fn(kc, a, lda, b, c, ldc, beta)
+					}
+				}
+				if fn := base.row1; fn != nil {
+					kern.row1 = func(kc int, a, b, c []float32) { read(b); fn(kc, a, b, c) }
+				}
+				kern.col, kern.colA = nil, nil // tile by tile, as the kernels that ask ahead run
+				pb = packTransB(&kern, w, tc.n, tc.k)
+				want := make([]float32, tc.m*tc.n)
+				gemmWith(base, 1, false, true, tc.m, tc.n, tc.k, tc.alpha, a, tc.k, w, tc.k, 0, want, tc.n)
+				got := make([]float32, tc.m*tc.n)
+				gemmPackedWith(threads, tc.m, tc.alpha, a, tc.k, pb, 0, got, tc.n, epilogue{})
+				name := fmt.Sprintf("%dx%dx%d %s, %d goroutines", tc.m, tc.n, tc.k, kern.name, threads)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: C[%d] = %g, %g without asking ahead", name, i, got[i], want[i])
+					}
+				}
+				if fail != "" {
+					t.Fatalf("%s: %s", name, fail)
+				}
+				if !(tc.n*tc.k >= packedAheadMin && min(tc.m, kern.mc)/kern.mr >= aheadTiles) {
+					if len(asked) != 0 {
+						t.Fatalf("%s: asked for %d lines; want none", name, len(asked))
+					}
+					continue
+				}
+				// Every sliver is read; all but the first of each goroutine's strip were
+				// asked for (each line once, checked above).
+				lines := 0
+				for o, n := range seen {
+					for i := o; i < o+n; i += 16 {
+						if asked[i] {
+							lines++
+						}
+					}
+				}
+				if lines != len(asked) || len(asked) == 0 {
+					t.Fatalf("%s: %d lines asked for, %d of them in the %d slivers read", name, len(asked), lines, len(seen))
+				}
+				if threads == 1 && unasked != 1 || unasked > threads {
+					t.Fatalf("%s: %d slivers read without being asked for; want 1 a goroutine", name, unasked)
 				}
 			}
 		}
