@@ -194,3 +194,38 @@ func TestReshape(t *testing.T) {
 		}
 	}
 }
+
+// PackWeights marks the packed weights streamed (tensor.PackedB.SetStreamed) when they are
+// more than streamedBytes together, and then only those large enough to be asked for ahead;
+// under the bound none, in place or not.
+func TestPackWeightsStreamed(t *testing.T) {
+	// One layer of BERT-Base's width with its heads: 7.1 M floats in the layer, 0.6 M in the
+	// MLM transform, V·768 in the decoder: V 500 stays under 32 MiB (8.05 M floats), V 3,000
+	// goes over (9.97 M).
+	for _, tc := range []struct {
+		vocab    int
+		inPlace  bool
+		streamed bool
+	}{{500, false, false}, {3000, false, true}, {3000, true, true}, {500, true, false}} {
+		c := DefaultConfig()
+		c.VocabSize, c.NumHiddenLayers = tc.vocab, 1
+		m, err := NewRandom(c, AllHeads, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.inPlace {
+			m.PackWeightsInPlace()
+		} else {
+			m.PackWeights()
+		}
+		L := &m.Layers[0]
+		for _, l := range []*Linear{&L.Query, &L.Inter, &L.Out, &m.MLM.Transform} {
+			if got := l.packed.Streamed(); got != tc.streamed {
+				t.Errorf("vocab %d, in place %v: %dx%d streamed %v, want %v", tc.vocab, tc.inPlace, l.packed.N, l.packed.K, got, tc.streamed)
+			}
+		}
+		if got := m.MLM.decPacked.Streamed(); got != tc.streamed {
+			t.Errorf("vocab %d, in place %v: decoder streamed %v, want %v", tc.vocab, tc.inPlace, got, tc.streamed)
+		}
+	}
+}

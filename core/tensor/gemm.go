@@ -121,7 +121,7 @@ type gemmKernel struct {
 	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
 	// prefetch, when not nil, asks for the cache lines of its slice without waiting for
 	// them: the macro loops ask for a large pre-packed B's next sliver while the tiles of the
-	// current one run (PackedB.ahead).
+	// current one run (PackedB.SetStreamed).
 	prefetch func(p []float32)
 }
 
@@ -462,7 +462,7 @@ func tileOut(c []float32, ldc int, tile []float32, nr, mrr, nrr int, beta float3
 }
 
 // aheadTiles is the fewest tiles down a sliver with which gemmSerial asks for a pre-packed
-// B's next sliver ahead (PackedB.ahead): with one or two, each call asked for the whole next
+// B's next sliver ahead (PackedB.SetStreamed): with one or two, each call asked for the whole next
 // sliver at once, and those bursts slowed the few rows of the MLM decoder (1 and 3 rows over
 // Mini's and Base's [30522, H] from memory) by 25-100%; 32 rows gained 15%.
 const aheadTiles = 4

@@ -42,7 +42,7 @@ func BenchmarkPackBRows(b *testing.B) {
 // BenchmarkGemmPackedFromMemory runs GemmPackedB on BERT-Base's shapes (128 rows, one
 // thread) as a forward does, with each call another packed weight out of 64 MiB of them, so
 // that the weight comes from memory and not from cache; "near" repeats one weight. "ahead"
-// is as the GEMM runs; "off" without asking for the slivers ahead (PackedB.ahead).
+// with the weights marked streamed (SetStreamed), as a large model's are; "off" without.
 func BenchmarkGemmPackedFromMemory(b *testing.B) {
 	for _, sh := range [][3]int{{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}} {
 		m, k, n := sh[0], sh[1], sh[2]
@@ -70,7 +70,7 @@ func BenchmarkGemmPackedFromMemory(b *testing.B) {
 				}
 				b.Run(name, func(b *testing.B) {
 					for _, pb := range pbs {
-						pb.ahead = ahead && n*k >= packedAheadMin
+						pb.SetStreamed(ahead)
 					}
 					i := 0
 					for b.Loop() {

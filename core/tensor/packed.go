@@ -17,16 +17,12 @@ type PackedB struct {
 	// slivers cover all n columns, kb·nr floats each, zero padded past n.
 	off []int
 	// ahead: the GEMM asks for each next sliver while the kernel runs on the current one
-	// (kernels with a prefetch). Set for weights of packedAheadMin floats or more: in a
-	// model's forward such a weight comes from memory (BERT-Base streams 340 MB of weights
-	// through each forward), and the kernel's first tile of each sliver waited on it (Base/128,
-	// one thread: 114-116 -> 100-101 ms). A small weight stays in the caches between uses,
-	// where asking costs more than it brings (Tiny/16: 0.09 -> 0.10 ms).
+	// (kernels with a prefetch). See SetStreamed.
 	ahead bool
 }
 
-// packedAheadMin is the size (floats) from which a PackedB's slivers are asked for ahead: 2
-// MiB, more than a core's L2, and BERT-Base's smallest weight (768x768).
+// packedAheadMin is the size (floats) from which SetStreamed has a PackedB's slivers asked for
+// ahead: 2 MiB, more than a core's L2, and BERT-Base's smallest weight (768x768).
 const packedAheadMin = 768 * 768
 
 // PackTransB packs w [n, k] (row-major) as the B operand of A·wᵀ for GemmPackedB and
@@ -54,7 +50,7 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 	}
 	nr := kern.nr
 	np := ceilDiv(n, nr) * nr
-	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k), ahead: n*k >= packedAheadMin}
+	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
 	for pc := 0; pc < k; pc += kern.kc {
 		pb.off = append(pb.off, pc*np)
 	}
@@ -76,6 +72,21 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 	}
 	return pb
 }
+
+// SetStreamed marks pb as a weight that comes from memory at each use, as each of a model's
+// weights does when they are more than the caches hold (BERT-Base reads 340 MB of them a
+// forward): GemmPackedB then asks for each next sliver of it while the kernel runs on the
+// current one, when pb holds packedAheadMin floats or more and the kernel can ask (128 rows of
+// Base on one thread, a forward: 113-117 -> 100-104 ms). Not for a weight that stays in the
+// caches between uses, such as one multiplied over and over: there asking costs 2-4%
+// (BenchmarkGemmPackedFromMemory, "near"), and 10% on Tiny's small weights. The bits are the
+// same either way.
+func (pb *PackedB) SetStreamed(on bool) {
+	pb.ahead = on && pb.N*pb.K >= packedAheadMin
+}
+
+// Streamed reports whether GemmPackedB asks for pb's slivers ahead (SetStreamed).
+func (pb *PackedB) Streamed() bool { return pb.ahead }
 
 // Unpack writes the weight pb was packed from back into w [N, K] (row-major), exactly: the
 // packing only moves floats. A model that keeps only its packed weights (bert.Model's

@@ -65,9 +65,10 @@ func TestGemmPackedB(t *testing.T) {
 	}
 }
 
-// With a weight of packedAheadMin floats or more and enough rows, the GEMM asks for every
-// sliver of the packed weight but the first one before the kernel first reads it, once
-// each, and for nothing outside the weight; a smaller weight or fewer rows ask for nothing.
+// With a weight marked streamed (SetStreamed) of packedAheadMin floats or more and enough
+// rows, the GEMM asks for every sliver of the packed weight but the first one before the
+// kernel first reads it, once each, and for nothing outside the weight; a smaller weight,
+// fewer rows or a weight not marked ask for nothing.
 // The drivers are checked with a recording prefetch on every kernel of this build, the
 // pure-Go one included, one goroutine and two.
 func TestGemmPackedAhead(t *testing.T) {
@@ -87,7 +88,8 @@ func TestGemmPackedAhead(t *testing.T) {
 	for _, tc := range tests {
 		a, w := randSlice(rng, tc.m*tc.k, 1), randSlice(rng, tc.n*tc.k, 1)
 		for _, base := range gemmKernels() {
-			for _, threads := range []int{1, 2} {
+			for _, mode := range []int{1, 2, 0} { // goroutines; 0: one, without SetStreamed
+				threads, streamed := max(mode, 1), mode > 0
 				kern := *base
 				var pb *PackedB
 				asked := map[int]bool{} // cache-line-sized runs of 16 floats, by their offset
@@ -149,11 +151,18 @@ func TestGemmPackedAhead(t *testing.T) {
 				}
 				kern.col, kern.colA = nil, nil // tile by tile, as the kernels that ask ahead run
 				pb = packTransB(&kern, w, tc.n, tc.k)
+				if !streamed {
+					if pb.Streamed() {
+						t.Fatalf("a weight packed is marked streamed before SetStreamed")
+					}
+				} else {
+					pb.SetStreamed(true)
+				}
 				want := make([]float32, tc.m*tc.n)
 				gemmWith(base, 1, false, true, tc.m, tc.n, tc.k, tc.alpha, a, tc.k, w, tc.k, 0, want, tc.n)
 				got := make([]float32, tc.m*tc.n)
 				gemmPackedWith(threads, tc.m, tc.alpha, a, tc.k, pb, 0, got, tc.n, epilogue{})
-				name := fmt.Sprintf("%dx%dx%d %s, %d goroutines", tc.m, tc.n, tc.k, kern.name, threads)
+				name := fmt.Sprintf("%dx%dx%d %s, %d goroutines, SetStreamed %v", tc.m, tc.n, tc.k, kern.name, threads, streamed)
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%s: C[%d] = %g, %g without asking ahead", name, i, got[i], want[i])
@@ -162,7 +171,7 @@ func TestGemmPackedAhead(t *testing.T) {
 				if fail != "" {
 					t.Fatalf("%s: %s", name, fail)
 				}
-				if !(tc.n*tc.k >= packedAheadMin && min(tc.m, kern.mc)/kern.mr >= aheadTiles) {
+				if !(streamed && tc.n*tc.k >= packedAheadMin && min(tc.m, kern.mc)/kern.mr >= aheadTiles) {
 					if len(asked) != 0 {
 						t.Fatalf("%s: asked for %d lines; want none", name, len(asked))
 					}
