@@ -724,3 +724,66 @@ func TestGemmKernelA(t *testing.T) {
 		t.Skip("no kernel of this CPU reads A in place")
 	}
 }
+
+// gemmPackA puts alpha·op(A)(i, p) at s·mr·kb + p·mr + i of sliver s, zeros past the block's
+// rows, bit for bit (one product a float), for every packer (the pure-Go loops, the 8x8
+// transpose in Go and each kernel's own), untransposed and transposed, alpha 1 and not.
+func TestGemmPackA(t *testing.T) {
+	for _, mr := range []int{2, 6, 8} {
+		for _, transA := range []bool{false, true} {
+			for _, alpha := range []float32{1, 0.125, -0.3, 3} {
+				for _, sz := range []struct{ m, k, i0, p0, mb, kb int }{
+					{1, 1, 0, 0, 1, 1},
+					{9, 7, 0, 0, 9, 7},
+					{40, 70, 3, 5, 33, 64},
+					{130, 300, 2, 10, 128, 256},
+					{16, 64, 0, 0, 16, 61},
+				} {
+					lda := sz.k + 3
+					if transA {
+						lda = sz.m + 3
+					}
+					rows := sz.m
+					if transA {
+						rows = sz.k
+					}
+					a := make([]float32, rows*lda)
+					for i := range a {
+						a[i] = float32(i%1013)*0.37 - 150
+					}
+					opA := func(i, p int) float32 {
+						if transA {
+							return a[p*lda+i]
+						}
+						return a[i*lda+p]
+					}
+					slivers := ceilDiv(sz.mb, mr)
+					packers := append([]*gemmKernel{{name: "go", mr: mr}, {name: "go-trans8", mr: mr, trans8: gemmTranspose8Go}}, gemmKernels()...)
+					for _, pk := range packers {
+						if pk.mr != mr {
+							continue
+						}
+						dst := make([]float32, slivers*mr*sz.kb)
+						for i := range dst {
+							dst[i] = -1 // every element must be written
+						}
+						gemmPackA(pk, dst, transA, a, lda, sz.i0, sz.p0, sz.mb, sz.kb, alpha)
+						for s := 0; s < slivers; s++ {
+							for p := 0; p < sz.kb; p++ {
+								for i := 0; i < mr; i++ {
+									want := float32(0)
+									if r := s*mr + i; r < sz.mb {
+										want = alpha * opA(sz.i0+r, sz.p0+p)
+									}
+									if got := dst[s*mr*sz.kb+p*mr+i]; math.Float32bits(got) != math.Float32bits(want) {
+										t.Fatalf("%s mr %d transA %v alpha %g %+v: sliver %d (%d, %d) = %g, want %g", pk.name, mr, transA, alpha, sz, s, i, p, got, want)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
