@@ -554,6 +554,50 @@ func TestGemmTranspose8(t *testing.T) {
 	}
 }
 
+// unwritten is a packing destination of n floats, each -1: every element must be written.
+func unwritten(n int) []float32 {
+	d := make([]float32, n)
+	for i := range d {
+		d[i] = -1
+	}
+	return d
+}
+
+// checkSlivers fails t unless packed holds want(s, p, x) bit for bit at s*w*kb + p*w + x for
+// every sliver s of width w and depth kb (p < kb, x < w).
+func checkSlivers(t *testing.T, name string, packed []float32, w, kb int, want func(s, p, x int) float32) {
+	t.Helper()
+	for s := 0; s < len(packed)/(w*kb); s++ {
+		for p := 0; p < kb; p++ {
+			for x := 0; x < w; x++ {
+				if got, wt := packed[s*w*kb+p*w+x], want(s, p, x); math.Float32bits(got) != math.Float32bits(wt) {
+					t.Fatalf("%s: sliver %d (p %d, %d) = %g, want %g", name, s, p, x, got, wt)
+				}
+			}
+		}
+	}
+}
+
+// stridedOperand stores an [r, c] operand row-major, or its transpose [c, r] when trans, with
+// rows 3 floats longer than the matrix (the stride matters), element i of the storage
+// fill(i); it returns the storage, its row stride and element (x, y) of the operand.
+func stridedOperand(r, c int, trans bool, fill func(i int) float32) ([]float32, int, func(x, y int) float32) {
+	rows, ld := r, c+3
+	if trans {
+		rows, ld = c, r+3
+	}
+	d := make([]float32, rows*ld)
+	for i := range d {
+		d[i] = fill(i)
+	}
+	return d, ld, func(x, y int) float32 {
+		if trans {
+			return d[y*ld+x]
+		}
+		return d[x*ld+y]
+	}
+}
+
 // TestGemmPackB checks the packing of B against its definition, for every sliver width the
 // kernels use (4, 16, 32; 8 takes the generic path) whether or not this CPU runs that kernel:
 // sliver s holds op(B)(p0+p, j0+s*nr+j) at s*nr*kb + p*nr + j, zero past nb.
@@ -567,48 +611,20 @@ func TestGemmPackB(t *testing.T) {
 				{300, 97, 10, 1, 256, 96},
 				{64, 200, 0, 8, 64, 192},
 			} {
-				ldb := sz.n + 3 // rows longer than the matrix: the stride matters
-				if transB {
-					ldb = sz.k + 3
-				}
-				rows := sz.k
-				if transB {
-					rows = sz.n
-				}
-				b := make([]float32, rows*ldb)
-				for i := range b {
-					b[i] = float32(i%1009) + 0.5
-				}
-				opB := func(p, j int) float32 {
-					if transB {
-						return b[j*ldb+p]
-					}
-					return b[p*ldb+j]
-				}
+				b, ldb, opB := stridedOperand(sz.k, sz.n, transB, func(i int) float32 { return float32(i%1009) + 0.5 })
 				slivers := ceilDiv(sz.nb, nr)
 				// The pure-Go packing with and without the 8x8 transpose, and each kernel's own
 				// (its machine's transpose and row packing).
 				packers := append([]*gemmKernel{{name: "go"}, {name: "go-trans8", trans8: gemmTranspose8Go}}, gemmKernels()...)
 				for _, pk := range packers {
-					dst := make([]float32, slivers*nr*sz.kb)
-					for i := range dst {
-						dst[i] = -1 // every element must be written
-					}
+					dst := unwritten(slivers * nr * sz.kb)
 					gemmPackB(pk, dst, transB, b, ldb, sz.p0, sz.j0, sz.kb, sz.nb, nr)
-					for s := 0; s < slivers; s++ {
-						for p := 0; p < sz.kb; p++ {
-							for j := 0; j < nr; j++ {
-								var want float32
-								if col := s*nr + j; col < sz.nb {
-									want = opB(sz.p0+p, sz.j0+col)
-								}
-								if got := dst[s*nr*sz.kb+p*nr+j]; got != want {
-									t.Fatalf("nr %d transB %v packing %s %+v: sliver %d (p %d, j %d) = %g, want %g",
-										nr, transB, pk.name, sz, s, p, j, got, want)
-								}
-							}
+					checkSlivers(t, fmt.Sprintf("nr %d transB %v packing %s %+v", nr, transB, pk.name, sz), dst, nr, sz.kb, func(s, p, j int) float32 {
+						if col := s*nr + j; col < sz.nb {
+							return opB(sz.p0+p, sz.j0+col)
 						}
-					}
+						return 0
+					})
 				}
 			}
 		}
@@ -739,48 +755,21 @@ func TestGemmPackA(t *testing.T) {
 					{130, 300, 2, 10, 128, 256},
 					{16, 64, 0, 0, 16, 61},
 				} {
-					lda := sz.k + 3
-					if transA {
-						lda = sz.m + 3
-					}
-					rows := sz.m
-					if transA {
-						rows = sz.k
-					}
-					a := make([]float32, rows*lda)
-					for i := range a {
-						a[i] = float32(i%1013)*0.37 - 150
-					}
-					opA := func(i, p int) float32 {
-						if transA {
-							return a[p*lda+i]
-						}
-						return a[i*lda+p]
-					}
+					a, lda, opA := stridedOperand(sz.m, sz.k, transA, func(i int) float32 { return float32(i%1013)*0.37 - 150 })
 					slivers := ceilDiv(sz.mb, mr)
 					packers := append([]*gemmKernel{{name: "go", mr: mr}, {name: "go-trans8", mr: mr, trans8: gemmTranspose8Go}}, gemmKernels()...)
 					for _, pk := range packers {
 						if pk.mr != mr {
 							continue
 						}
-						dst := make([]float32, slivers*mr*sz.kb)
-						for i := range dst {
-							dst[i] = -1 // every element must be written
-						}
+						dst := unwritten(slivers * mr * sz.kb)
 						gemmPackA(pk, dst, transA, a, lda, sz.i0, sz.p0, sz.mb, sz.kb, alpha)
-						for s := 0; s < slivers; s++ {
-							for p := 0; p < sz.kb; p++ {
-								for i := 0; i < mr; i++ {
-									want := float32(0)
-									if r := s*mr + i; r < sz.mb {
-										want = alpha * opA(sz.i0+r, sz.p0+p)
-									}
-									if got := dst[s*mr*sz.kb+p*mr+i]; math.Float32bits(got) != math.Float32bits(want) {
-										t.Fatalf("%s mr %d transA %v alpha %g %+v: sliver %d (%d, %d) = %g, want %g", pk.name, mr, transA, alpha, sz, s, i, p, got, want)
-									}
-								}
+						checkSlivers(t, fmt.Sprintf("%s mr %d transA %v alpha %g %+v", pk.name, mr, transA, alpha, sz), dst, mr, sz.kb, func(s, p, i int) float32 {
+							if r := s*mr + i; r < sz.mb {
+								return alpha * opA(sz.i0+r, sz.p0+p)
 							}
-						}
+							return 0
+						})
 					}
 				}
 			}
