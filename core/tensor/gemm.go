@@ -121,7 +121,8 @@ type gemmKernel struct {
 	packRows func(dst, src []float32, ldb, kb, nsl, nr int)
 	// prefetch, when not nil, asks for the cache lines of its slice without waiting for
 	// them: the macro loops ask for a large pre-packed B's next sliver while the tiles of the
-	// current one run (PackedB.SetStreamed).
+	// current one run (PackedB.SetStreamed), tile by tile (a kernel with col or colA would
+	// leave its shares unasked).
 	prefetch func(p []float32)
 }
 
@@ -462,9 +463,9 @@ func tileOut(c []float32, ldc int, tile []float32, nr, mrr, nrr int, beta float3
 }
 
 // aheadTiles is the fewest tiles down a sliver with which gemmSerial asks for a pre-packed
-// B's next sliver ahead (PackedB.SetStreamed): with one or two, each call asked for the whole next
-// sliver at once, and those bursts slowed the few rows of the MLM decoder (1 and 3 rows over
-// Mini's and Base's [30522, H] from memory) by 25-100%; 32 rows gained 15%.
+// B's next sliver ahead (PackedB.SetStreamed): with one or two, each call asked for the
+// whole next sliver at once, and those bursts slowed the few rows of the MLM decoder (1 and
+// 3 rows over Mini's and Base's [30522, H] from memory) by 25-100%; 32 rows gained 15%.
 const aheadTiles = 4
 
 // gemmAhead is the share of tile t (of tiles down sliver j's column) of the sliver of B that

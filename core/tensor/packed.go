@@ -77,7 +77,7 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 // weights does when they are more than the caches hold (BERT-Base reads 340 MB of them a
 // forward): GemmPackedB then asks for each next sliver of it while the kernel runs on the
 // current one, when pb holds packedAheadMin floats or more and the kernel can ask (128 rows of
-// Base on one thread, a forward: 113-117 -> 100-104 ms). Not for a weight that stays in the
+// Base on one thread, a forward: 113-119 -> 100-105 ms). Not for a weight that stays in the
 // caches between uses, such as one multiplied over and over: there asking costs 2-4%
 // (BenchmarkGemmPackedFromMemory, "near"), and 10% on Tiny's small weights. The bits are the
 // same either way.
