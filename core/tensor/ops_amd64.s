@@ -230,7 +230,11 @@ lbl: \
 // NORMCDF sets Z1 to Φ(Z0) and Z2 to exp(-Z0²/2) lane by lane, as normCDF and expNeg64 in
 // erf.go: both branches of normCDF are computed and the lanes with |v/√2| < 1 (K1) take
 // the first. The float64 parts run in two halves of 8 lanes (lo in Z16.., hi in Z17..).
-// Clobbers Z16-Z31, K1-K5.
+// The three polynomials (R in Z23, expPoly in Z2, Q in Z6) are independent chains of
+// dependent steps, interleaved here so that each waits on its own previous step while the
+// others go on (one after the other, Q's ten steps after the division came last: 60 cycles
+// a vector). The operations are those of one after the other, so the bits are the same.
+// Clobbers Z5-Z9, Z16-Z31, K1-K5.
 #define NORMCDF \
 	VCVTPS2PD     Y0, Z16; \
 	VEXTRACTF64X4 $1, Z0, Y17; \
@@ -243,46 +247,37 @@ lbl: \
 	VPANDD.BCST   C_ABS32, Z20, Z21; \
 	VCMPPS.BCST   $0x11, C_ONE32, Z21, K1; \
 	VMULPS        Z20, Z20, Z22; \
+	VMINPS.BCST   C_93, Z21, Z5; \
+	VBROADCASTSS  C_ONE32, Z7; \
+	VDIVPS        Z5, Z7, Z5; \
+	VSUBPS.BCST   C_QW, Z5, Z5; \
+	VBROADCASTSS  C_Q0, Z6; \
 	VBROADCASTSS  C_R0, Z23; \
-	HORNER32(Z22, Z23, C_R1); \
-	HORNER32(Z22, Z23, C_R2); \
-	HORNER32(Z22, Z23, C_R3); \
-	HORNER32(Z22, Z23, C_R4); \
-	HORNER32(Z22, Z23, C_R5); \
-	HORNER32(Z22, Z23, C_R6); \
-	VCVTPS2PD     Y23, Z24; \
-	VEXTRACTF64X4 $1, Z23, Y25; \
-	VCVTPS2PD     Y25, Z25; \
-	VMULPD        Z18, Z24, Z24; \
-	VMULPD        Z19, Z25, Z25; \
-	VADDPD.BCST   C_ONE64, Z18, Z26; \
-	VADDPD.BCST   C_ONE64, Z19, Z27; \
-	VADDPD        Z24, Z26, Z24; \
-	VADDPD        Z25, Z27, Z25; \
-	VMULPD.BCST   C_HALF64, Z24, Z24; \
-	VMULPD.BCST   C_HALF64, Z25, Z25; \
-	VCVTPD2PS     Z24, Y24; \
-	VCVTPD2PS     Z25, Y25; \
-	VINSERTF64X4  $1, Y25, Z24, Z24; \
 	VMULPD.BCST   C_HALF64, Z16, Z26; \
 	VMULPD        Z16, Z26, Z26; \
 	VMULPD.BCST   C_HALF64, Z17, Z27; \
 	VMULPD        Z17, Z27, Z27; \
+	HORNER32(Z22, Z23, C_R1); \
 	VCMPPD.BCST   $0x1e, C_EXPCUT, Z26, K2; \
 	VCMPPD.BCST   $0x1e, C_EXPCUT, Z27, K3; \
 	KUNPCKBW      K2, K3, K4; \
 	VMULPD.BCST   C_NLOG2E64, Z26, Z28; \
 	VMULPD.BCST   C_NLOG2E64, Z27, Z29; \
+	HORNER32(Z22, Z23, C_R2); \
 	VADDPD.BCST   C_MAGIC64, Z28, Z28; \
 	VADDPD.BCST   C_MAGIC64, Z29, Z29; \
 	VSUBPD.BCST   C_MAGIC64, Z28, Z28; \
 	VSUBPD.BCST   C_MAGIC64, Z29, Z29; \
+	HORNER32(Z22, Z23, C_R3); \
+	HORNER32(Z5, Z6, C_Q1); \
 	VMULPD.BCST   C_LN2_64, Z28, Z30; \
 	VMULPD.BCST   C_LN2_64, Z29, Z31; \
 	VPXORQ.BCST   C_SIGN64, Z26, Z26; \
 	VPXORQ.BCST   C_SIGN64, Z27, Z27; \
 	VSUBPD        Z30, Z26, Z26; \
 	VSUBPD        Z31, Z27, Z27; \
+	HORNER32(Z22, Z23, C_R4); \
+	HORNER32(Z5, Z6, C_Q2); \
 	VCVTPD2PS     Z26, Y26; \
 	VCVTPD2PS     Z27, Y27; \
 	VINSERTF64X4  $1, Y27, Z26, Z26; \
@@ -291,28 +286,46 @@ lbl: \
 	VINSERTI64X4  $1, Y29, Z28, Z28; \
 	VPADDD.BCST   C_127, Z28, Z28; \
 	VPSLLD        $23, Z28, Z28; \
-	EXPPOLY(Z26, Z2); \
+	HORNER32(Z22, Z23, C_R5); \
+	HORNER32(Z5, Z6, C_Q3); \
+	VBROADCASTSS  C_P0, Z2; \
+	HORNER32(Z22, Z23, C_R6); \
+	HORNER32(Z26, Z2, C_P1); \
+	HORNER32(Z5, Z6, C_Q4); \
+	VCVTPS2PD     Y23, Z24; \
+	VEXTRACTF64X4 $1, Z23, Y25; \
+	VCVTPS2PD     Y25, Z25; \
+	HORNER32(Z26, Z2, C_P2); \
+	HORNER32(Z5, Z6, C_Q5); \
+	VMULPD        Z18, Z24, Z24; \
+	VMULPD        Z19, Z25, Z25; \
+	VADDPD.BCST   C_ONE64, Z18, Z8; \
+	VADDPD.BCST   C_ONE64, Z19, Z9; \
+	HORNER32(Z26, Z2, C_P3); \
+	HORNER32(Z5, Z6, C_Q6); \
+	VADDPD        Z24, Z8, Z24; \
+	VADDPD        Z25, Z9, Z25; \
+	VMULPD.BCST   C_HALF64, Z24, Z24; \
+	VMULPD.BCST   C_HALF64, Z25, Z25; \
+	HORNER32(Z26, Z2, C_P4); \
+	HORNER32(Z5, Z6, C_Q7); \
+	VCVTPD2PS     Z24, Y24; \
+	VCVTPD2PS     Z25, Y25; \
+	VINSERTF64X4  $1, Y25, Z24, Z24; \
+	HORNER32(Z26, Z2, C_P5); \
+	HORNER32(Z5, Z6, C_Q8); \
+	VMULPS        Z26, Z2, Z2; \
+	HORNER32(Z5, Z6, C_Q9); \
+	VMULPS        Z26, Z2, Z2; \
+	VADDPS        Z26, Z2, Z2; \
+	HORNER32(Z5, Z6, C_Q10); \
+	VADDPS.BCST   C_ONE32, Z2, Z2; \
 	VMULPS        Z28, Z2, Z2; \
 	VPXORD        Z2, Z2, K4, Z2; \
-	VMINPS.BCST   C_93, Z21, Z21; \
-	VBROADCASTSS  C_ONE32, Z22; \
-	VDIVPS        Z21, Z22, Z21; \
-	VSUBPS.BCST   C_QW, Z21, Z21; \
-	VBROADCASTSS  C_Q0, Z23; \
-	HORNER32(Z21, Z23, C_Q1); \
-	HORNER32(Z21, Z23, C_Q2); \
-	HORNER32(Z21, Z23, C_Q3); \
-	HORNER32(Z21, Z23, C_Q4); \
-	HORNER32(Z21, Z23, C_Q5); \
-	HORNER32(Z21, Z23, C_Q6); \
-	HORNER32(Z21, Z23, C_Q7); \
-	HORNER32(Z21, Z23, C_Q8); \
-	HORNER32(Z21, Z23, C_Q9); \
-	HORNER32(Z21, Z23, C_Q10); \
 	VMULPS.BCST   C_HALF32, Z2, Z1; \
-	VMULPS        Z23, Z1, Z1; \
+	VMULPS        Z6, Z1, Z1; \
 	VCMPPS.BCST   $0x1e, C_ZERO32, Z0, K5; \
-	VSUBPS        Z1, Z22, K5, Z1; \
+	VSUBPS        Z1, Z7, K5, Z1; \
 	VMOVAPS       Z24, K1, Z1
 
 // func geluAVX512(x *float32, n int)
