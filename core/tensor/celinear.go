@@ -68,14 +68,14 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 	// products runs both products on columns [c0, c1) of dx and dw, one depth block of dx's
 	// (kc classes: Gemm's own blocking, so each sum runs over the same blocks in the same
 	// order) at a time, dw's rows for the block just after, so that dw's packing reads from
-	// cache the block that dx's has just read from memory. It first sums for db the blocks b
-	// for which sums(b) (nil: none).
+	// cache the block that dx's has just read from memory. Then it sums for db the blocks b
+	// for which sums(b) (nil: none), from cache too: summed before the products, each of the
+	// block's 146 rows (Tiny's) came from memory a kilobyte at a time, 122 KB apart, and the
+	// sums took 11% of the CPU time of the backward on two threads (6.87 -> 6.61 ms a call at
+	// Tiny's shape, alternating).
 	products := func(c0, c1 int, sums func(b int) bool) {
 		for b, p0 := 0, 0; p0 < out; b, p0 = b+1, p0+kern.kc {
 			kb := min(kern.kc, out-p0)
-			if acc != nil && sums != nil && sums(b) {
-				blockSums(p0, kb)
-			}
 			beta := float32(1)
 			if p0 == 0 {
 				beta = 0
@@ -84,6 +84,9 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 			// in, out, …).
 			gemmSerial(kern, false, false, m, c1-c0, kb, 1, logits[p0:], out, w[p0*in+c0:], in, nil, 0, beta, dx[c0:], in, epilogue{})
 			dwBlock(p0, kb, c0, c1)
+			if acc != nil && sums != nil && sums(b) {
+				blockSums(p0, kb)
+			}
 		}
 	}
 	var sum float64
