@@ -103,8 +103,12 @@ func gemmPackRowsAVX(dst, src []float32, ldb, kb, nsl, nr int) {
 // element (i, p) of the tile's A at a[i*lda+p], for i < 8, p < kc. The same products in the
 // same order, so the same bits.
 //
+// With lines > 0 it also asks (PREFETCHT0) for the lines cache lines from ahead on, three a
+// turn of sixteen depth steps and the rest after the last step: gemmMacroA's asking for the
+// next sliver of a pre-packed B (gemmAhead), spread over the tile's work.
+//
 //go:noescape
-func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
+func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32, ahead *float32, lines int)
 
 // gemmKernel6x16AVX2A is gemmKernel8x32AVX512A for gemmKernel6x16AVX2's 6×16 tile.
 //
@@ -135,6 +139,22 @@ func gemmAsmKernelA(mr, nr int, transA bool, f func(kc int, a *float32, lda int,
 		b = b[:nr*kc]
 		c = c[:(mr-1)*ldc+nr]
 		f(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta)
+	}
+}
+
+// gemmKernel8x32AVX512ANone is gemmKernel8x32AVX512A asking for nothing ahead.
+func gemmKernel8x32AVX512ANone(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32) {
+	gemmKernel8x32AVX512A(kc, a, lda, b, c, ldc, beta, nil, 0)
+}
+
+// gemmAsmKernelAAhead wraps an assembly kernel that reads A in place (untransposed) and asks
+// for the cache lines of ahead as it goes (see gemmKernel8x32AVX512A).
+func gemmAsmKernelAAhead(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32, ahead *float32, lines int)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32) {
+	return func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32) {
+		a = a[:(mr-1)*lda+kc]
+		b = b[:nr*kc]
+		c = c[:(mr-1)*ldc+nr]
+		f(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta, unsafe.SliceData(ahead), (len(ahead)+15)/16)
 	}
 }
 
@@ -170,7 +190,8 @@ var (
 	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 512,
 		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(8, 32, gemmRow1x32AVX512), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(8, 32, false, gemmKernel8x32AVX512A), fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT),
+		fnA: gemmAsmKernelA(8, 32, false, gemmKernel8x32AVX512ANone), fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT),
+		fnAAhead: gemmAsmKernelAAhead(8, 32, gemmKernel8x32AVX512A),
 		prefetch: gemmPrefetch}
 	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
 		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8,

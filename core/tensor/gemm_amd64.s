@@ -591,11 +591,13 @@ rows8done:
 	ROWA512(ao(R13)(R11*2), Z24, Z12, Z13); \
 	ROWA512(ao(R13)(R12*1), Z25, Z14, Z15)
 
-// func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32)
-TEXT ·gemmKernel8x32AVX512A(SB), NOSPLIT, $0-52
+// func gemmKernel8x32AVX512A(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32, ahead *float32, lines int)
+TEXT ·gemmKernel8x32AVX512A(SB), NOSPLIT, $0-72
 	ARGSA
 	LEAQ (R11)(R11*2), R12
 	LEAQ (SI)(R11*4), R13
+	MOVQ ahead+56(FP), R9
+	MOVQ lines+64(FP), R10
 
 	MOVQ DX, R8
 	PREFETCHTILE512
@@ -627,6 +629,16 @@ loopA512x16:
 	PREFETCHT0 256(R13)(R11*1)
 	PREFETCHT0 256(R13)(R11*2)
 	PREFETCHT0 256(R13)(R12*1)
+	// Three of the lines asked for ahead a turn while three are left; the rest at the end.
+	CMPQ R10, $3
+	JLT  stepsA512x16
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 128(R9)
+	ADDQ $192, R9
+	SUBQ $3, R10
+
+stepsA512x16:
 	STEPA512(0, 0)
 	STEPA512(4, 128)
 	STEPA512(8, 256)
@@ -667,7 +679,7 @@ loopA512:
 
 tailA512:
 	ANDQ $3, CX
-	JZ   storeA512
+	JZ   aheadA512
 
 loopA512x1:
 	STEPA512(0, 0)
@@ -676,6 +688,14 @@ loopA512x1:
 	ADDQ $128, DI
 	DECQ CX
 	JNZ  loopA512x1
+
+aheadA512:
+	TESTQ R10, R10
+	JLE   storeA512
+	PREFETCHT0 (R9)
+	ADDQ  $64, R9
+	DECQ  R10
+	JMP   aheadA512
 
 storeA512:
 	MOVL  beta+48(FP), AX

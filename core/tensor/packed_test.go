@@ -146,6 +146,14 @@ func TestGemmPackedAhead(t *testing.T) {
 						fn(kc, a, lda, b, c, ldc, beta)
 					}
 				}
+				if fn := base.fnAAhead; fn != nil {
+					ask := kern.prefetch // the recording above: the kernel asks as it goes
+					kern.fnAAhead = func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32) {
+						read(b)
+						ask(ahead)
+						fn(kc, a, lda, b, c, ldc, beta, ahead)
+					}
+				}
 				if fn := base.row1; fn != nil {
 					kern.row1 = func(kc int, a, b, c []float32) { read(b); fn(kc, a, b, c) }
 				}
