@@ -531,13 +531,9 @@ func gemmMacroA(kern *gemmKernel, transA bool, kb, mb, nb int, a []float32, lda 
 		}
 		return
 	}
-	fnA := kern.fnA
+	fnA, fnAAhead := kern.fnA, kern.fnAAhead
 	if transA {
-		fnA = kern.fnAT
-	}
-	fnAAhead := kern.fnAAhead
-	if transA {
-		fnAAhead = nil
+		fnA, fnAAhead = kern.fnAT, nil
 	}
 	tiles := mb / mr
 	for j := 0; j < nb; j += nr {

@@ -142,20 +142,20 @@ func gemmAsmKernelA(mr, nr int, transA bool, f func(kc int, a *float32, lda int,
 	}
 }
 
-// gemmKernel8x32AVX512ANone is gemmKernel8x32AVX512A asking for nothing ahead.
-func gemmKernel8x32AVX512ANone(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32) {
-	gemmKernel8x32AVX512A(kc, a, lda, b, c, ldc, beta, nil, 0)
-}
-
 // gemmAsmKernelAAhead wraps an assembly kernel that reads A in place (untransposed) and asks
-// for the cache lines of ahead as it goes (see gemmKernel8x32AVX512A).
-func gemmAsmKernelAAhead(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32, ahead *float32, lines int)) func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32) {
-	return func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32) {
+// for the cache lines of ahead as it goes (see gemmKernel8x32AVX512A): as gemmKernel's fnAAhead,
+// and as its fnA asking for nothing (ahead nil).
+func gemmAsmKernelAAhead(mr, nr int, f func(kc int, a *float32, lda int, b, c *float32, ldc int, beta float32, ahead *float32, lines int)) (fnA func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32), fnAAhead func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32)) {
+	fnAAhead = func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32, ahead []float32) {
 		a = a[:(mr-1)*lda+kc]
 		b = b[:nr*kc]
 		c = c[:(mr-1)*ldc+nr]
 		f(kc, unsafe.SliceData(a), lda, unsafe.SliceData(b), unsafe.SliceData(c), ldc, beta, unsafe.SliceData(ahead), (len(ahead)+15)/16)
 	}
+	fnA = func(kc int, a []float32, lda int, b, c []float32, ldc int, beta float32) {
+		fnAAhead(kc, a, lda, b, c, ldc, beta, nil)
+	}
+	return fnA, fnAAhead
 }
 
 // gemmPrefetchLines asks for the lines cache lines from p on (PREFETCHT0).
@@ -184,14 +184,17 @@ func gemmAsmKernel(mr, nr int, f func(kc int, a, b, c *float32, ldc int, beta fl
 }
 
 var (
+	// The AVX-512 kernel reading A in place, asking for nothing and asking ahead.
+	gemmAVX512A, gemmAVX512AAhead = gemmAsmKernelAAhead(8, 32, gemmKernel8x32AVX512A)
+
 	// Blocking for Zen 5 (48 KiB L1d, 1 MiB L2): the B sliver (32×256 floats, 32 KiB for
 	// AVX-512) and an A sliver fit L1, the packed A block (mc×256) and B panel (256×512,
 	// 512 KiB) fit L2. nc 512 rather than 2048 measured 20% faster on 128x768x3072 (AVX2).
 	gemmAVX512 = &gemmKernel{name: "avx512-8x32", mr: 8, nr: 32, kc: 256, mc: 128, nc: 512,
 		fn: gemmAsmKernel(8, 32, gemmKernel8x32AVX512), trans8: gemmTranspose8,
 		row1: gemmAsmRow1(8, 32, gemmRow1x32AVX512), packRows: gemmPackRowsAVX,
-		fnA: gemmAsmKernelA(8, 32, false, gemmKernel8x32AVX512ANone), fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT),
-		fnAAhead: gemmAsmKernelAAhead(8, 32, gemmKernel8x32AVX512A),
+		fnA: gemmAVX512A, fnAT: gemmAsmKernelA(8, 32, true, gemmKernel8x32AVX512AT),
+		fnAAhead: gemmAVX512AAhead,
 		prefetch: gemmPrefetch}
 	gemmAVX2 = &gemmKernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 144, nc: 512,
 		fn: gemmAsmKernel(6, 16, gemmKernel6x16AVX2), trans8: gemmTranspose8,
