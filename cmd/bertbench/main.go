@@ -7,7 +7,7 @@
 //	bertbench gemm -tag native|wasm|wasm-simd     GEMM GFLOP/s on BERT's shapes (and gonum, natively)
 //	bertbench forward -tag native|wasm|wasm-simd  forward latency, batch 1, eval, in ms
 //	bertbench train -tag native|wasm|wasm-simd    training tokens/s (one full step: forward, backward, clipping, AdamW; batch 8, seq 128)
-//	bertbench cores                               what this host's cores give together: one GEMM in cache on one core, two at once
+//	bertbench cores                               what this host's cores give together: one GEMM in cache on one core, two at once; AdamW from memory the same way
 //	bertbench large -dir D                        write a random BERT-Large (F32) to D, load it in a child
 //	bertbench table FILE...                       print the table
 //
@@ -260,6 +260,39 @@ func benchCores(reps int) {
 	sort.Float64s(two)
 	fmt.Printf("cores/gemm%dx%dx%d/1core %.1f\n", m, k, n, one[len(one)/2])
 	fmt.Printf("cores/gemm%dx%dx%d/2cores %.1f\n", m, k, n, two[len(two)/2])
+
+	// The same for work bound by memory: AdamW, the one pass of a training step that memory
+	// bounds, over slices of its own far beyond any cache (four of 16 M floats, 256 MB), on one
+	// goroutine alone, then on two at once; GB/s of the 28 bytes it moves a parameter (the
+	// gradient, the weight and both moments read, three of them written). Where one core
+	// already draws what the host's memory gives, the second is near the first.
+	const sn = 1 << 24
+	stream := func() func() {
+		w, mo, v, g := make([]float32, sn), make([]float32, sn), make([]float32, sn), randFloats(rng, sn)
+		kc := tensor.AdamWConsts{Beta1: 0.9, OneMinusBeta1: 0.1, Beta2: 0.999, OneMinusBeta2: 0.001,
+			BC2Sqrt: 0.03, Eps: 1e-8, StepSize: 1e-4, Decay: 1, GradScale: 1}
+		return func() { tensor.AdamW(w, mo, v, g, &kc) }
+	}
+	s1, s2 := stream(), stream()
+	const bytes = 28 * sn
+	one, two = one[:0], two[:0]
+	s1()
+	s2()
+	for len(one) < max(reps, 9) {
+		t0 := time.Now()
+		s1()
+		one = append(one, bytes/time.Since(t0).Seconds()/1e9)
+		done := make(chan struct{})
+		t0 = time.Now()
+		go func() { s2(); close(done) }()
+		s1()
+		<-done
+		two = append(two, 2*bytes/time.Since(t0).Seconds()/1e9)
+	}
+	sort.Float64s(one)
+	sort.Float64s(two)
+	fmt.Printf("cores/adamw/1core %.1f\n", one[len(one)/2])
+	fmt.Printf("cores/adamw/2cores %.1f\n", two[len(two)/2])
 }
 
 // benchForward times a forward of each model, batch 1, with GOMAXPROCS each of procs: with
@@ -633,6 +666,8 @@ func table(files []string) error {
 	add("forward base128 ms 2t", "native 2t", "fwd/base128/bertlab-native-2t", "onnxruntime-node 2t", "fwd/base128/ort-node-2t", false)
 	// The host's own ceiling for the row above (bertbench cores).
 	add("host GEMM GFLOP/s, 2 cores", "2 at once", "cores/gemm64x128x256/2cores", "1 core alone", "cores/gemm64x128x256/1core", true)
+	// And for work bound by memory (the training step's optimizer pass).
+	add("host AdamW GB/s, 2 cores", "2 at once", "cores/adamw/2cores", "1 core alone", "cores/adamw/1core", true)
 	for _, m := range []string{"base128", "mini128", "tiny16"} {
 		add("allocs/forward "+m, "native", "allocs/"+m+"/bertlab-native", "-", "", false)
 		if n := len(rows); n > 0 && rows[n-1].figure == "allocs/forward "+m {
