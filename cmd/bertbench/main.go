@@ -448,7 +448,7 @@ func benchTrain(tag, models string, reps, B int, procs []int) error {
 			})
 			// Clipping and AdamW timed themselves, on the gradients the last call left: as one
 			// minus the forward-backward's share of the step (two medians measured apart) the
-			// share read 0 for Mini, whose optimizer is 3% of a step, when the two medians
+			// share read 0 for Mini, whose optimizer is about 4.5% of a step, when the two medians
 			// differed by more than that.
 			ot := measure(reps, 0, func() {
 				norm := train.GradNorm(g.Params())
