@@ -226,7 +226,8 @@ func ids(c bert.Config, n int) []int {
 // own operands, alternating for at least reps rounds of about 40 ms each. It prints the median
 // GFLOP/s of one core alone and of both together. On a host whose virtual CPUs share a physical
 // core's vector units, or slow down when both run wide vectors, the second is under twice the
-// first whatever the program does.
+// first whatever the program does. Then the same for AdamW from memory, in GB/s: the ceiling
+// of the part of a training step that memory bounds.
 func benchCores(reps int) {
 	runtime.GOMAXPROCS(2)
 	const m, k, n, calls = 64, 128, 256, 2000
@@ -242,24 +243,10 @@ func benchCores(reps int) {
 		}
 	}
 	f1, f2 := operands(), operands()
-	flops := calls * 2 * float64(m*n*k)
-	var one, two []float64
 	f1()
-	for len(one) < max(reps, 9) {
-		t0 := time.Now()
-		f1()
-		one = append(one, flops/time.Since(t0).Seconds()/1e9)
-		done := make(chan struct{})
-		t0 = time.Now()
-		go func() { f2(); close(done) }()
-		f1()
-		<-done
-		two = append(two, 2*flops/time.Since(t0).Seconds()/1e9)
-	}
-	sort.Float64s(one)
-	sort.Float64s(two)
-	fmt.Printf("cores/gemm%dx%dx%d/1core %.1f\n", m, k, n, one[len(one)/2])
-	fmt.Printf("cores/gemm%dx%dx%d/2cores %.1f\n", m, k, n, two[len(two)/2])
+	one, two := oneAndTwo(f1, f2, calls*2*float64(m*n*k)/1e9, reps)
+	fmt.Printf("cores/gemm%dx%dx%d/1core %.1f\n", m, k, n, one)
+	fmt.Printf("cores/gemm%dx%dx%d/2cores %.1f\n", m, k, n, two)
 
 	// The same for work bound by memory: AdamW, the one pass of a training step that memory
 	// bounds, over slices of its own far beyond any cache (four of 16 M floats, 256 MB), on one
@@ -274,25 +261,32 @@ func benchCores(reps int) {
 		return func() { tensor.AdamW(w, mo, v, g, &kc) }
 	}
 	s1, s2 := stream(), stream()
-	const bytes = 28 * sn
-	one, two = one[:0], two[:0]
 	s1()
 	s2()
-	for len(one) < max(reps, 9) {
+	one, two = oneAndTwo(s1, s2, 28*sn/1e9, reps)
+	fmt.Printf("cores/adamw/1core %.1f\n", one)
+	fmt.Printf("cores/adamw/2cores %.1f\n", two)
+}
+
+// oneAndTwo times f1 on one goroutine alone, then f1 and f2 on two at once, alternating for at
+// least reps rounds (and 9), and returns the median rates of one and of both together: work
+// (what a call does, in the unit of the rate) over the seconds a round took.
+func oneAndTwo(f1, f2 func(), work float64, reps int) (one, two float64) {
+	var ones, twos []float64
+	for len(ones) < max(reps, 9) {
 		t0 := time.Now()
-		s1()
-		one = append(one, bytes/time.Since(t0).Seconds()/1e9)
+		f1()
+		ones = append(ones, work/time.Since(t0).Seconds())
 		done := make(chan struct{})
 		t0 = time.Now()
-		go func() { s2(); close(done) }()
-		s1()
+		go func() { f2(); close(done) }()
+		f1()
 		<-done
-		two = append(two, 2*bytes/time.Since(t0).Seconds()/1e9)
+		twos = append(twos, 2*work/time.Since(t0).Seconds())
 	}
-	sort.Float64s(one)
-	sort.Float64s(two)
-	fmt.Printf("cores/adamw/1core %.1f\n", one[len(one)/2])
-	fmt.Printf("cores/adamw/2cores %.1f\n", two[len(two)/2])
+	sort.Float64s(ones)
+	sort.Float64s(twos)
+	return ones[len(ones)/2], twos[len(twos)/2]
 }
 
 // benchForward times a forward of each model, batch 1, with GOMAXPROCS each of procs: with
