@@ -180,10 +180,12 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 		rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
 	}
 	tensor.ParallelFor(B*A, func(lo, hi int) {
-		dp := make([]float32, S*S)
+		dp := workBufs.get(S * S) // every value written before it is read
+		defer workBufs.put(dp)
 		var dropped []float32
 		if la.keepP != nil {
-			dropped = make([]float32, S*S)
+			dropped = workBufs.get(S * S)
+			defer workBufs.put(dropped)
 		}
 		for bh := lo; bh < hi; bh++ {
 			bi, hd := bh/A, bh%A

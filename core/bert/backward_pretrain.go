@@ -92,9 +92,13 @@ func (m *Model) mlmBackward(a *Activations, labels []int, dh []float32, g *Model
 	// The cross entropy and the decoder's backward fused (the same bits as one after the
 	// other, with less traffic through memory): every row is labelled, so each counts 1/n.
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
-	dt := tensor.New(n, E)
+	// dt and din from the step's arena (each set whole before it is read), as mlmLabelled's
+	// rows: no garbage a step.
+	dt := a.pass.ar.tensor(n, E)
 	sum := tensor.SoftmaxCrossEntropyLinearBackward(dt.Data, g.MLM.Decoder.Data, g.MLM.Bias.Data, logits.Data, lab, float32(1/float64(n)), ma.t.Data, m.MLM.Decoder.Data, n, E, V, !setDecoder)
-	m.mlmScatter(rows, m.mlmTransformBackward(ma, dt, n, g), dh)
+	din := a.pass.ar.tensor(n, m.Config.HiddenSize)
+	m.mlmTransformBackward(ma, dt, n, g, din)
+	m.mlmScatter(rows, din, dh)
 	return sum / float64(n)
 }
 
@@ -137,21 +141,21 @@ func (m *Model) mlmHeadBackward(ma *mlmActs, dl []float32, n int, g *Model, db [
 	// logits = t · Decoderᵀ + bias; a tied decoder's gradient lands in the word embeddings'.
 	dt := tensor.New(n, E)
 	tensor.LinearBackward(dt.Data, g.MLM.Decoder.Data, db, dl, ma.t.Data, m.MLM.Decoder.Data, n, E, V, 0)
-	return m.mlmTransformBackward(ma, dt, n, g)
+	din := tensor.New(n, m.Config.HiddenSize)
+	m.mlmTransformBackward(ma, dt, n, g, din)
+	return din
 }
 
 // mlmTransformBackward is the backward of the MLM head's transform on n rows: it takes dt
 // [n, E], the gradient of t = LayerNorm(act(dense(in))) (overwritten), adds the transform's
-// parameter gradients to g and returns d in [n, H].
-func (m *Model) mlmTransformBackward(ma *mlmActs, dt *tensor.Tensor, n int, g *Model) *tensor.Tensor {
+// parameter gradients to g and sets din [n, H] to d in.
+func (m *Model) mlmTransformBackward(ma *mlmActs, dt *tensor.Tensor, n int, g *Model, din *tensor.Tensor) {
 	H, E := m.Config.HiddenSize, m.Config.EmbDim()
 	// t = LayerNorm(act(dense(in))): [n, E].
 	tensor.LayerNormBackward(dt.Data, g.MLM.LN.W.Data, g.MLM.LN.B.Data, dt.Data, ma.act.Data, m.MLM.LN.W.Data, ma.mean, ma.rstd, E)
 	actB, _ := activationBackward(m.Config.MLMAct()) // the forward pass accepted it
 	actB(dt.Data, dt.Data, ma.pre.Data, ma.act.Data)
-	din := tensor.New(n, H)
 	tensor.LinearBackward(din.Data, g.MLM.Transform.W.Data, g.MLM.Transform.B.Data, dt.Data, ma.in.Data, m.MLM.Transform.W.Data, n, H, E, 0)
-	return din
 }
 
 // nspBackward runs the NSP head on the pooled output, returns the NSP loss, adds the head's

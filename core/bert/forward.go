@@ -673,16 +673,23 @@ func (j *attention) heads(lo, hi int) {
 	S, H, A, d := j.S, j.H, j.A, j.d
 	var dropped []float32
 	if j.keepP != nil {
-		dropped = make([]float32, S*S)
+		dropped = workBufs.get(S * S) // a copy of each pair's probabilities, then dropped
+		defer workBufs.put(dropped)
 	}
+	// The relative terms' products, written whole by each pair's GEMMs before they are read.
 	var qr, kr []float32
 	if j.dis != nil {
-		qr, kr = make([]float32, S*2*j.dis.span), make([]float32, S*2*j.dis.span)
+		qr, kr = workBufs.get(S*2*j.dis.span), workBufs.get(S*2*j.dis.span)
 	}
 	if j.rel != nil {
-		qr = make([]float32, S*(2*S-1))
+		qr = workBufs.get(S * (2*S - 1))
 		if j.relKey {
-			kr = make([]float32, S*(2*S-1))
+			kr = workBufs.get(S * (2*S - 1))
+		}
+	}
+	for _, b := range [][]float32{qr, kr} {
+		if b != nil {
+			defer workBufs.put(b)
 		}
 	}
 	for bh := lo; bh < hi; bh++ {

@@ -45,9 +45,16 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 	}
 	var acc []float64 // db's sums
 	if db != nil {
-		acc = make([]float64, out)
+		buf := sumBufs.get()
+		defer sumBufs.put(buf)
+		acc = zeroSums(buf, out)
 	}
-	px := packB(kern, x, false, in, m) // x is the B operand of every block of dw's product
+	// x is the B operand of every block of dw's product: packed once, on storage kept
+	// between calls (as sumBufs keeps the bias's sums).
+	pbuf := packBufs.get()
+	defer packBufs.put(pbuf)
+	px := packBInto(kern, *pbuf, x, false, in, m)
+	*pbuf = px.data
 	dwBeta := float32(0)
 	if addDW {
 		dwBeta = 1

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 // PackedB is a linear layer's weight w [n, k] (the B operand of C = A·wᵀ, as Linear reads it)
 // packed once into the slivers that the GEMM's micro-kernel reads. Gemm packs its B operand on
@@ -38,6 +41,18 @@ func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
 // packB packs op(B) [k, n] for kern: w [n, k] (B = wᵀ) when trans, else b [k, n] itself, both
 // row-major.
 func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
+	return packBInto(kern, nil, b, trans, n, k)
+}
+
+// packBufs keeps the storage of operands packed for one call (packBInto) between calls.
+var packBufs = freeList[[]float32]{
+	new:     func() *[]float32 { return new([]float32) },
+	maxIdle: func() int { return runtime.GOMAXPROCS(0) },
+}
+
+// packBInto is packB on buf's storage when it holds enough floats, else on new storage (the
+// PackedB's data either way).
+func packBInto(kern *gemmKernel, buf, b []float32, trans bool, n, k int) *PackedB {
 	if n <= 0 || k <= 0 {
 		panic(fmt.Sprintf("tensor: packing B: size %dx%d", n, k))
 	}
@@ -50,7 +65,7 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 	}
 	nr := kern.nr
 	np := ceilDiv(n, nr) * nr
-	pb := &PackedB{N: n, K: k, kern: kern, data: make([]float32, np*k)}
+	pb := &PackedB{N: n, K: k, kern: kern, data: grow(buf, np*k)}
 	for pc := 0; pc < k; pc += kern.kc {
 		pb.off = append(pb.off, pc*np)
 	}
