@@ -13,7 +13,7 @@ import (
 // two products on one goroutine) with every kernel of this CPU, and with blockings so small
 // that the odd shapes below cross many depth, row and column blocks; rows left out get no
 // gradient, the logits become dlogits, dw is added to (or set) and db added to; on 1, 2 and 3
-// goroutines.
+// goroutines; with the scratch kept between calls left full of NaNs.
 func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 	kerns := gemmKernels()
 	for _, kern := range gemmKernels() {
@@ -72,6 +72,7 @@ func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 							gotDW, wantDW = randSlice(rng, out*in, 1), wantSetDW
 						}
 						gotDX := randSlice(rng, m*in, 1) // set, not added to
+						poisonKeptScratch()
 						gotLoss := ceLinearBackwardWith(kern, threads, gotDX, gotDW, gotDB, gotLogits, labels, k, x, w, m, in, out, addDW)
 
 						if math.Float64bits(gotLoss) != math.Float64bits(wantLoss) {
@@ -89,6 +90,24 @@ func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// poisonKeptScratch leaves NaN-filled buffers on the free lists of scratch kept between calls
+// (the bias's sums, packed operands), so that a call that reads what it has not written
+// first gives NaNs.
+func poisonKeptScratch() {
+	for range 4 {
+		sums := make([]float64, 1<<12)
+		for i := range sums {
+			sums[i] = math.NaN()
+		}
+		sumBufs.put(&sums)
+		packed := make([]float32, 1<<16)
+		for i := range packed {
+			packed[i] = float32(math.NaN())
+		}
+		packBufs.put(&packed)
 	}
 }
 
