@@ -180,13 +180,14 @@ func (m *Model) layerBackward(l int, a *Activations, ws *workspace, actB actBack
 		rel = distanceWindow(L.Distance, c.MaxPositionEmbeddings, S)
 	}
 	tensor.ParallelFor(B*A, func(lo, hi int) {
-		dp := workBufs.get(S * S) // every value written before it is read
-		defer workBufs.put(dp)
+		// Work buffers kept between steps (workBufs), every value written before it is read.
+		hDP, dp := workBuf(S * S)
 		var dropped []float32
+		var hDrop *[]float32
 		if la.keepP != nil {
-			dropped = workBufs.get(S * S)
-			defer workBufs.put(dropped)
+			hDrop, dropped = workBuf(S * S)
 		}
+		defer putWorkBufs(hDP, hDrop)
 		for bh := lo; bh < hi; bh++ {
 			bi, hd := bh/A, bh%A
 			off := bi*S*H + hd*d

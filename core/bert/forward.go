@@ -671,27 +671,25 @@ func (j *attention) addDisentangled(sc []float32, bh, off int, qp, kp []float32)
 // softmax, dropout, · V_h.
 func (j *attention) heads(lo, hi int) {
 	S, H, A, d := j.S, j.H, j.A, j.d
-	var dropped []float32
+	// Work buffers kept between passes (workBufs), each written whole before it is read: the
+	// dropped probabilities a copy of each pair's, the relative terms' products set by their
+	// GEMMs.
+	var dropped, qr, kr []float32
+	var hDrop, hQR, hKR *[]float32
 	if j.keepP != nil {
-		dropped = workBufs.get(S * S) // a copy of each pair's probabilities, then dropped
-		defer workBufs.put(dropped)
+		hDrop, dropped = workBuf(S * S)
 	}
-	// The relative terms' products, written whole by each pair's GEMMs before they are read.
-	var qr, kr []float32
 	if j.dis != nil {
-		qr, kr = workBufs.get(S*2*j.dis.span), workBufs.get(S*2*j.dis.span)
+		hQR, qr = workBuf(S * 2 * j.dis.span)
+		hKR, kr = workBuf(S * 2 * j.dis.span)
 	}
 	if j.rel != nil {
-		qr = workBufs.get(S * (2*S - 1))
+		hQR, qr = workBuf(S * (2*S - 1))
 		if j.relKey {
-			kr = workBufs.get(S * (2*S - 1))
+			hKR, kr = workBuf(S * (2*S - 1))
 		}
 	}
-	for _, b := range [][]float32{qr, kr} {
-		if b != nil {
-			defer workBufs.put(b)
-		}
-	}
+	defer putWorkBufs(hDrop, hQR, hKR)
 	for bh := lo; bh < hi; bh++ {
 		bi, hd := bh/A, bh%A
 		off := bi*S*H + hd*d

@@ -130,39 +130,29 @@ func (l *scratchList) put(sc *scratch) {
 // collections into memory it had not used; kept, with the decoder's bias sums (tensor), Tiny's
 // step on two threads ran a median 7% faster, on one 1% (bertbench train, the binaries before
 // and after alternating, ten rounds).
-var workBufs bufList
+var workBufs = tensor.FreeList[[]float32]{
+	New:     func() *[]float32 { return new([]float32) },
+	MaxIdle: func() int { return maxIdleWorkBufs },
+}
 
 // maxIdleWorkBufs bounds the buffers workBufs keeps: a few per processor.
 const maxIdleWorkBufs = 16
 
-// bufList is a free list of float32 buffers of any length.
-type bufList struct {
-	mu   sync.Mutex
-	idle [][]float32
+// workBuf returns a buffer of n floats from workBufs, holding whatever its last user left, and
+// its handle, to give back with workBufs.Put once the buffer is no longer read or written.
+func workBuf(n int) (handle *[]float32, buf []float32) {
+	handle = workBufs.Get()
+	*handle = growFloats(*handle, n)
+	return handle, *handle
 }
 
-// get returns a buffer of n floats holding whatever its last user left, or a new one.
-func (l *bufList) get(n int) []float32 {
-	l.mu.Lock()
-	if k := len(l.idle); k > 0 {
-		b := l.idle[k-1]
-		l.idle[k-1] = nil
-		l.idle = l.idle[:k-1]
-		l.mu.Unlock()
-		return growFloats(b, n)
+// putWorkBufs gives the buffers of the handles that are not nil back to workBufs.
+func putWorkBufs(handles ...*[]float32) {
+	for _, h := range handles {
+		if h != nil {
+			workBufs.Put(h)
+		}
 	}
-	l.mu.Unlock()
-	return make([]float32, n)
-}
-
-// put returns b, which its user no longer reads or writes, to the list (or to the garbage
-// collector when the list is full).
-func (l *bufList) put(b []float32) {
-	l.mu.Lock()
-	if len(l.idle) < maxIdleWorkBufs {
-		l.idle = append(l.idle, b)
-	}
-	l.mu.Unlock()
 }
 
 // attention returns the attention job of the pass and the function that runs it on a range

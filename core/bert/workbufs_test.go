@@ -33,16 +33,17 @@ func TestWorkBufsHoldNoStaleNumbers(t *testing.T) {
 				}
 			}
 			step := func(poison bool) ([]Param, Losses) {
-				workBufs.mu.Lock()
-				workBufs.idle = nil
-				workBufs.mu.Unlock()
+				// Empty the list, then fill it with NaNs or leave it empty.
+				for range maxIdleWorkBufs {
+					workBufs.Get()
+				}
 				if poison {
 					for range maxIdleWorkBufs {
 						buf := make([]float32, S*(2*S-1))
 						for i := range buf {
 							buf[i] = float32(math.NaN())
 						}
-						workBufs.put(buf)
+						workBufs.Put(&buf)
 					}
 				}
 				g := m.NewGrads()

@@ -45,14 +45,14 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 	}
 	var acc []float64 // db's sums
 	if db != nil {
-		buf := sumBufs.get()
-		defer sumBufs.put(buf)
+		buf := sumBufs.Get()
+		defer sumBufs.Put(buf)
 		acc = zeroSums(buf, out)
 	}
 	// x is the B operand of every block of dw's product: packed once, on storage kept
 	// between calls (as sumBufs keeps the bias's sums).
-	pbuf := packBufs.get()
-	defer packBufs.put(pbuf)
+	pbuf := packBufs.Get()
+	defer packBufs.Put(pbuf)
 	px := packBInto(kern, *pbuf, x, false, in, m)
 	*pbuf = px.data
 	dwBeta := float32(0)

@@ -102,12 +102,12 @@ func poisonKeptScratch() {
 		for i := range sums {
 			sums[i] = math.NaN()
 		}
-		sumBufs.put(&sums)
+		sumBufs.Put(&sums)
 		packed := make([]float32, 1<<16)
 		for i := range packed {
 			packed[i] = float32(math.NaN())
 		}
-		packBufs.put(&packed)
+		packBufs.Put(&packed)
 	}
 }
 

@@ -183,9 +183,9 @@ type gemmBuf struct {
 // processor (under 700 KB each with the blockings of gemmKernels). A free list, not a
 // sync.Pool: the buffers survive garbage collections, and a goroutine that moved to another
 // processor finds one.
-var gemmBufs = freeList[gemmBuf]{
-	new:     func() *gemmBuf { return new(gemmBuf) },
-	maxIdle: func() int { return 2 * runtime.GOMAXPROCS(0) },
+var gemmBufs = FreeList[gemmBuf]{
+	New:     func() *gemmBuf { return new(gemmBuf) },
+	MaxIdle: func() int { return 2 * runtime.GOMAXPROCS(0) },
 }
 
 // grow returns s with length n, reusing its storage when it is large enough.
@@ -248,7 +248,7 @@ func gemmWithEp(kern *gemmKernel, threads int, transA, transB bool, m, n, k int,
 	}
 	// Split the longer side of C into one strip per goroutine, in whole tiles; each strip is an
 	// independent GEMM with its own packing buffers. The calling goroutine takes the last one.
-	j := gemmJobs.get()
+	j := gemmJobs.Get()
 	*j = gemmJob{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
 		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, splitN: n >= m, ep: ep, strip: j.strip}
 	size, unit := m, kern.mr
@@ -257,7 +257,7 @@ func gemmWithEp(kern *gemmKernel, threads int, transA, transB bool, m, n, k int,
 	}
 	parallelChunks(size, ceilDiv(ceilDiv(size, threads), unit)*unit, j.strip)
 	*j = gemmJob{strip: j.strip} // keep no operand alive
-	gemmJobs.put(j)
+	gemmJobs.Put(j)
 }
 
 // gemmJob is one multi-goroutine gemmWith call, split into strips of C's rows (or columns,
@@ -277,7 +277,7 @@ type gemmJob struct {
 }
 
 // gemmJobs keeps gemmJobs between calls.
-var gemmJobs = freeList[gemmJob]{new: func() *gemmJob {
+var gemmJobs = FreeList[gemmJob]{New: func() *gemmJob {
 	j := new(gemmJob)
 	j.strip = j.runStrip
 	return j
@@ -336,8 +336,8 @@ func gemmScale(m, n int, beta float32, c []float32, ldc int) {
 // 4 MiB product again from memory: 2% of a Mini training step). It sees the same sums, so
 // the bits are those of ep on the finished C.
 func gemmSerial(kern *gemmKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, pb *PackedB, col0 int, beta float32, c []float32, ldc int, ep epilogue) {
-	buf := gemmBufs.get()
-	defer gemmBufs.put(buf)
+	buf := gemmBufs.Get()
+	defer gemmBufs.Put(buf)
 	mr, nr := kern.mr, kern.nr
 	kcMax := min(kern.kc, k)
 	mcMax := min(kern.mc, ceilDiv(m, mr)*mr)

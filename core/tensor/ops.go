@@ -218,16 +218,16 @@ func (j addLNJob) runRows(rows int) {
 		j.rows(0, rows)
 		return
 	}
-	pj := addLNJobs.get()
+	pj := addLNJobs.Get()
 	j.run = pj.run
 	*pj = j
 	ParallelFor(rows, pj.run)
 	*pj = addLNJob{run: pj.run} // keep no operand alive
-	addLNJobs.put(pj)
+	addLNJobs.Put(pj)
 }
 
 // addLNJobs keeps addLNJobs between calls.
-var addLNJobs = freeList[addLNJob]{new: func() *addLNJob {
+var addLNJobs = FreeList[addLNJob]{New: func() *addLNJob {
 	j := new(addLNJob)
 	j.run = j.rows
 	return j

@@ -63,8 +63,8 @@ func sumRowsChunks(chunks int, dst, x []float32, n int) {
 		return
 	}
 	m := len(x) / n
-	buf := sumBufs.get()
-	defer sumBufs.put(buf)
+	buf := sumBufs.Get()
+	defer sumBufs.Put(buf)
 	acc := zeroSums(buf, n)
 	d := dst[:n:n]
 	// Columns [c0, c1): their sums over all rows, in row order.
@@ -90,9 +90,9 @@ func sumRowsChunks(chunks int, dst, x []float32, n int) {
 // touched in the middle of the two goroutines' block sums: those took 2.0-2.6 ms of CPU a
 // call at BERT-Tiny's shape on two threads, 0.41-0.43 ms with the sums kept (the whole call
 // 8.6-9.0 -> 7.5-8.0 ms).
-var sumBufs = freeList[[]float64]{
-	new:     func() *[]float64 { return new([]float64) },
-	maxIdle: func() int { return runtime.GOMAXPROCS(0) },
+var sumBufs = FreeList[[]float64]{
+	New:     func() *[]float64 { return new([]float64) },
+	MaxIdle: func() int { return runtime.GOMAXPROCS(0) },
 }
 
 // zeroSums returns n zeros in *buf, growing it when it is too small.

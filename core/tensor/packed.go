@@ -45,9 +45,9 @@ func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 }
 
 // packBufs keeps the storage of operands packed for one call (packBInto) between calls.
-var packBufs = freeList[[]float32]{
-	new:     func() *[]float32 { return new([]float32) },
-	maxIdle: func() int { return runtime.GOMAXPROCS(0) },
+var packBufs = FreeList[[]float32]{
+	New:     func() *[]float32 { return new([]float32) },
+	MaxIdle: func() int { return runtime.GOMAXPROCS(0) },
 }
 
 // packBInto is packB on buf's storage when it holds enough floats, else on new storage (the
@@ -215,7 +215,7 @@ func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *Pac
 		gemmSerial(kern, false, true, m, n, k, alpha, a, lda, nil, 0, pb, 0, beta, c, ldc, ep)
 		return
 	}
-	j := gemmJobs.get()
+	j := gemmJobs.Get()
 	*j = gemmJob{kern: kern, transB: true, m: m, n: n, k: k, alpha: alpha,
 		a: a, lda: lda, pb: pb, beta: beta, c: c, ldc: ldc, splitN: packedSplitN(m, n, k, kern.mr), ep: ep, strip: j.strip}
 	size, unit := m, kern.mr
@@ -224,5 +224,5 @@ func gemmPackedWith(threads, m int, alpha float32, a []float32, lda int, pb *Pac
 	}
 	parallelChunks(size, ceilDiv(ceilDiv(size, threads), unit)*unit, j.strip)
 	*j = gemmJob{strip: j.strip}
-	gemmJobs.put(j)
+	gemmJobs.Put(j)
 }

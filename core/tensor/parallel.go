@@ -68,7 +68,7 @@ func (j *parJob) run() {
 }
 
 // parJobs keeps parJobs between calls.
-var parJobs = freeList[parJob]{new: func() *parJob { return new(parJob) }}
+var parJobs = FreeList[parJob]{New: func() *parJob { return new(parJob) }}
 
 // helper is a goroutine that runs the chunks of the jobs handed to it. After a job it spins
 // for helperSpin, ready for the next one (a forward pass runs one parallel operation after
@@ -154,7 +154,7 @@ func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 	// One helper per other processor at most: the chunks beyond are claimed by whoever is
 	// free.
 	hs := startHelpers(min(count, runtime.GOMAXPROCS(0)) - 1)
-	j := parJobs.get()
+	j := parJobs.Get()
 	// The caller runs the last chunk first (as ParallelFor promises), and the helpers claim the
 	// others from the first on: with as many chunks as goroutines, helper i runs chunk i and
 	// the caller the last, the same split call after call, so that the rows one operation
@@ -180,7 +180,7 @@ func parallelChunks(n, chunk int, fn func(lo, hi int)) {
 	j.wait()
 	finished = true
 	j.fn = nil // do not keep the caller's closure (and what it holds) alive
-	parJobs.put(j)
+	parJobs.Put(j)
 	parBusy.Store(false)
 }
 
@@ -194,21 +194,23 @@ func (j *parJob) wait() {
 	}
 }
 
-// freeList keeps idle *T for reuse. Unlike a sync.Pool it is not emptied by the garbage
+// FreeList keeps idle *T for reuse (the engine's packing buffers and parallel jobs, the
+// training passes' work buffers). Unlike a sync.Pool it is not emptied by the garbage
 // collector and does not depend on which processor a goroutine runs on, so a steady workload
 // allocates no new ones after its first call: it holds as many as were ever in use at once,
-// up to maxIdle.
-type freeList[T any] struct {
+// up to MaxIdle. The zero value is not ready: New must be set.
+type FreeList[T any] struct {
 	mu   sync.Mutex
 	idle []*T
-	new  func() *T
-	// maxIdle, if not nil, bounds the number of idle values kept; put leaves the others to
+	// New makes a value when none is idle.
+	New func() *T
+	// MaxIdle, if not nil, bounds the number of idle values kept; Put leaves the others to
 	// the garbage collector.
-	maxIdle func() int
+	MaxIdle func() int
 }
 
-// get returns an idle *T, or a new one.
-func (f *freeList[T]) get() *T {
+// Get returns an idle *T, or a new one.
+func (f *FreeList[T]) Get() *T {
 	f.mu.Lock()
 	if n := len(f.idle); n > 0 {
 		x := f.idle[n-1]
@@ -218,14 +220,14 @@ func (f *freeList[T]) get() *T {
 		return x
 	}
 	f.mu.Unlock()
-	return f.new()
+	return f.New()
 }
 
-// put makes x available to get again; x must not be used after.
-func (f *freeList[T]) put(x *T) {
+// Put makes x available to Get again; x must not be used after.
+func (f *FreeList[T]) Put(x *T) {
 	keep := -1
-	if f.maxIdle != nil {
-		keep = f.maxIdle()
+	if f.MaxIdle != nil {
+		keep = f.MaxIdle()
 	}
 	f.mu.Lock()
 	if keep < 0 || len(f.idle) < keep {
