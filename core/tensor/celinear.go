@@ -49,12 +49,12 @@ func ceLinearBackwardWith(kern *gemmKernel, threads int, dx, dw, db, logits []fl
 		defer sumBufs.Put(buf)
 		acc = zeroSums(buf, out)
 	}
-	// x is the B operand of every block of dw's product: packed once, on storage kept
-	// between calls (as sumBufs keeps the bias's sums).
-	pbuf := packBufs.Get()
-	defer packBufs.Put(pbuf)
-	px := packBInto(kern, *pbuf, x, false, in, m)
-	*pbuf = px.data
+	// x is the B operand of every block of dw's product: packed once, on a packing buffer
+	// kept between calls (gemmBufs, as sumBufs keeps the bias's sums).
+	pbuf := gemmBufs.Get()
+	defer gemmBufs.Put(pbuf)
+	px := packBInto(kern, pbuf.b, x, false, in, m)
+	pbuf.b = px.data
 	dwBeta := float32(0)
 	if addDW {
 		dwBeta = 1

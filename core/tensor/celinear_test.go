@@ -94,7 +94,7 @@ func TestSoftmaxCrossEntropyLinearBackward(t *testing.T) {
 }
 
 // poisonKeptScratch leaves NaN-filled buffers on the free lists of scratch kept between calls
-// (the bias's sums, packed operands), so that a call that reads what it has not written
+// (the bias's sums, the packing buffers), so that a call that reads what it has not written
 // first gives NaNs.
 func poisonKeptScratch() {
 	for range 4 {
@@ -103,11 +103,14 @@ func poisonKeptScratch() {
 			sums[i] = math.NaN()
 		}
 		sumBufs.Put(&sums)
-		packed := make([]float32, 1<<16)
-		for i := range packed {
-			packed[i] = float32(math.NaN())
+		nans := func() []float32 {
+			s := make([]float32, 1<<16)
+			for i := range s {
+				s[i] = float32(math.NaN())
+			}
+			return s
 		}
-		packBufs.Put(&packed)
+		gemmBufs.Put(&gemmBuf{a: nans(), b: nans(), tile: nans()})
 	}
 }
 

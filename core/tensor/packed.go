@@ -1,9 +1,6 @@
 package tensor
 
-import (
-	"fmt"
-	"runtime"
-)
+import "fmt"
 
 // PackedB is a linear layer's weight w [n, k] (the B operand of C = A·wᵀ, as Linear reads it)
 // packed once into the slivers that the GEMM's micro-kernel reads. Gemm packs its B operand on
@@ -42,12 +39,6 @@ func packTransB(kern *gemmKernel, w []float32, n, k int) *PackedB {
 // row-major.
 func packB(kern *gemmKernel, b []float32, trans bool, n, k int) *PackedB {
 	return packBInto(kern, nil, b, trans, n, k)
-}
-
-// packBufs keeps the storage of operands packed for one call (packBInto) between calls.
-var packBufs = FreeList[[]float32]{
-	New:     func() *[]float32 { return new([]float32) },
-	MaxIdle: func() int { return runtime.GOMAXPROCS(0) },
 }
 
 // packBInto is packB on buf's storage when it holds enough floats, else on new storage (the
